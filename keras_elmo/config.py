@@ -1,0 +1,239 @@
+"""`BiLMConfig`: the biLM hyper-parameters, <-> bilm-tf `options.json`."""
+
+import dataclasses
+import json
+import os
+
+from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.text import char_vocab
+
+_ORIGINAL_FILTERS = (
+    (1, 32),
+    (2, 32),
+    (3, 64),
+    (4, 128),
+    (5, 256),
+    (6, 512),
+    (7, 1024),
+)
+
+
+@keras_elmo_export("keras_elmo.BiLMConfig")
+@dataclasses.dataclass(frozen=True)
+class BiLMConfig:
+    """Hyper-parameters of a character-aware biLM, as in bilm-tf.
+
+    The fields use Keras names; `from_options_json` / `to_options_json`
+    translate to and from the bilm-tf / AllenNLP `options.json` schema
+    (`{"lstm": {...}, "char_cnn": {...}}`), so published models load as is.
+
+    Args:
+        filters: tuple of `(width, num_filters)` pairs, one convolution
+            each over the 50 character slots of a token.
+        char_embedding_dim: int. Size of each character's embedding.
+        num_highway_layers: int. Highway layers after the char-CNN.
+        activation: `"relu"` or `"tanh"`, applied after the max-pooling.
+        projection_dim: int. `P`, the token embedding and LSTM output size.
+        lstm_units: int. `H`, the LSTM memory cell size.
+        num_layers: int. `L`, biLSTM layers per direction.
+        cell_clip: float or None. Clip the memory cell to `[-c, c]`.
+        projection_clip: float or None. Clip the projected output.
+        use_skip_connections: bool. Residual connections from layer 2 on.
+        n_characters: int. 261 (training files) or 262 (inference files);
+            both describe the same 262-row character embedding.
+        max_characters_per_token: int. Must be 50.
+    """
+
+    filters: tuple = _ORIGINAL_FILTERS
+    char_embedding_dim: int = 16
+    num_highway_layers: int = 2
+    activation: str = "relu"
+    projection_dim: int = 512
+    lstm_units: int = 4096
+    num_layers: int = 2
+    cell_clip: float = 3.0
+    projection_clip: float = 3.0
+    use_skip_connections: bool = True
+    n_characters: int = char_vocab.NUM_CHARACTERS
+    max_characters_per_token: int = char_vocab.MAX_CHARS_PER_TOKEN
+
+    def __post_init__(self):
+        filters = tuple(tuple(int(v) for v in pair) for pair in self.filters)
+        object.__setattr__(self, "filters", filters)
+        for width, num in filters:
+            if width < 1 or num < 1 or width > self.max_characters_per_token:
+                raise ValueError(
+                    "Received an invalid value for argument `filters`, "
+                    "expected (width, num_filters) pairs with 1 <= width "
+                    f"<= {self.max_characters_per_token} and num_filters "
+                    f">= 1, got {self.filters}."
+                )
+        if not filters:
+            raise ValueError("`filters` must not be empty, got ().")
+        for name in (
+            "char_embedding_dim",
+            "projection_dim",
+            "lstm_units",
+            "num_layers",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"Received an invalid value for argument `{name}`, "
+                    f"expected a positive integer, got {value!r}."
+                )
+        if self.num_highway_layers < 0:
+            raise ValueError(
+                "`num_highway_layers` must be >= 0, got "
+                f"{self.num_highway_layers}."
+            )
+        if self.activation not in ("relu", "tanh"):
+            raise ValueError(
+                "Received an invalid value for argument `activation`, "
+                f"expected 'relu' or 'tanh', got {self.activation!r}."
+            )
+        if self.n_characters not in char_vocab.ACCEPTED_N_CHARACTERS:
+            raise ValueError(
+                "Received an invalid value for argument `n_characters`, "
+                f"expected one of {char_vocab.ACCEPTED_N_CHARACTERS}, got "
+                f"{self.n_characters}."
+            )
+        if self.max_characters_per_token != char_vocab.MAX_CHARS_PER_TOKEN:
+            raise ValueError(
+                "Received an invalid value for argument "
+                "`max_characters_per_token`, expected "
+                f"{char_vocab.MAX_CHARS_PER_TOKEN}, got "
+                f"{self.max_characters_per_token}."
+            )
+
+    @property
+    def num_filters(self):
+        """Total char-CNN output width, `sum(num_filters)`."""
+        return sum(num for _, num in self.filters)
+
+    @classmethod
+    def from_options_json(cls, path_or_dict):
+        """Reads a bilm-tf / AllenNLP options file (a path or its dict)."""
+        source = path_or_dict
+        if isinstance(path_or_dict, (str, os.PathLike)):
+            with open(path_or_dict, encoding="utf-8") as f:
+                try:
+                    options = json.load(f)
+                except json.JSONDecodeError as e:
+                    raise ValueError(
+                        f"Options file {os.fspath(path_or_dict)!r} is not "
+                        f"valid JSON: {e}"
+                    ) from e
+        elif isinstance(path_or_dict, dict):
+            options, source = path_or_dict, "options dict"
+        else:
+            raise TypeError(
+                "`path_or_dict` must be a path to options.json or a dict, "
+                f"received {type(path_or_dict).__name__}."
+            )
+        try:
+            lstm, cnn = options["lstm"], options["char_cnn"]
+            return cls(
+                filters=tuple(tuple(f) for f in cnn["filters"]),
+                char_embedding_dim=int(cnn["embedding"]["dim"]),
+                num_highway_layers=int(cnn.get("n_highway", 0)),
+                activation=cnn.get("activation", "relu"),
+                projection_dim=int(lstm["projection_dim"]),
+                lstm_units=int(lstm["dim"]),
+                num_layers=int(lstm.get("n_layers", 2)),
+                cell_clip=_optional_float(lstm.get("cell_clip")),
+                projection_clip=_optional_float(lstm.get("proj_clip")),
+                use_skip_connections=bool(
+                    lstm.get("use_skip_connections", True)
+                ),
+                n_characters=int(
+                    cnn.get("n_characters", char_vocab.NUM_CHARACTERS)
+                ),
+                max_characters_per_token=int(
+                    cnn.get(
+                        "max_characters_per_token",
+                        char_vocab.MAX_CHARS_PER_TOKEN,
+                    )
+                ),
+            )
+        except (KeyError, TypeError) as e:
+            raise ValueError(
+                f"{source}: not a bilm-tf options file, missing or invalid "
+                f"key {e}; expected {{'lstm': {{'dim', 'projection_dim', "
+                "...}, 'char_cnn': {'filters', 'embedding': {'dim'}, ...}}."
+            ) from e
+
+    def to_options_dict(self):
+        """The bilm-tf options dict (the schema AllenNLP reads)."""
+        return {
+            "lstm": {
+                "dim": self.lstm_units,
+                "projection_dim": self.projection_dim,
+                "n_layers": self.num_layers,
+                "cell_clip": self.cell_clip,
+                "proj_clip": self.projection_clip,
+                "use_skip_connections": self.use_skip_connections,
+            },
+            "char_cnn": {
+                "activation": self.activation,
+                "filters": [list(f) for f in self.filters],
+                "n_highway": self.num_highway_layers,
+                "embedding": {"dim": self.char_embedding_dim},
+                "n_characters": self.n_characters,
+                "max_characters_per_token": self.max_characters_per_token,
+            },
+        }
+
+    def to_options_json(self, path):
+        """Writes the options file atomically (temp file + rename)."""
+        from keras_elmo.utils.atomic import atomic_write
+
+        text = json.dumps(self.to_options_dict(), indent=2) + "\n"
+        with atomic_write(path, "w") as f:
+            f.write(text)
+
+    def to_dict(self):
+        return {
+            f.name: (
+                [list(x) for x in self.filters]
+                if f.name == "filters"
+                else getattr(self, f.name)
+            )
+            for f in dataclasses.fields(self)
+        }
+
+    @classmethod
+    def from_preset(cls, name):
+        """One of the named presets: tiny, small, medium, original."""
+        if name not in PRESETS:
+            raise ValueError(
+                "Received an invalid value for argument `name`, expected "
+                f"one of {sorted(PRESETS)}, got {name!r}."
+            )
+        return PRESETS[name]
+
+
+def _optional_float(value):
+    return None if value is None else float(value)
+
+
+PRESETS = {
+    # Tiny: for tests and demos (the AllenNLP reference harness's `tiny`).
+    "tiny": BiLMConfig(
+        filters=((1, 4), (2, 8), (3, 16)),
+        char_embedding_dim=4,
+        num_highway_layers=2,
+        projection_dim=16,
+        lstm_units=32,
+    ),
+    # elmo_2x1024_128_2048cnn_1xhighway
+    "small": BiLMConfig(
+        num_highway_layers=1, projection_dim=128, lstm_units=1024
+    ),
+    # elmo_2x2048_256_2048cnn_1xhighway
+    "medium": BiLMConfig(
+        num_highway_layers=1, projection_dim=256, lstm_units=2048
+    ),
+    # elmo_2x4096_512_2048cnn_2xhighway
+    "original": BiLMConfig(),
+}

@@ -1,0 +1,140 @@
+"""`Highway`: highway layers with the bilm-tf carry-gate convention."""
+
+import keras
+from keras import ops
+
+from keras_elmo.api_export import keras_elmo_export
+
+
+@keras_elmo_export("keras_elmo.layers.Highway")
+class Highway(keras.layers.Layer):
+    """A stack of highway layers (Srivastava et al. 2015), bilm-tf convention.
+
+    Each of the `num_layers` blocks computes, for `x` of size `D`:
+
+        g = sigmoid(x W_carry + b_carry)            # the "carry" gate
+        y = g * relu(x W_transform + b_transform) + (1 - g) * x
+
+    This is bilm-tf's naming (its "carry" gate multiplies the transform),
+    so published `W_carry`/`b_carry` load without a sign flip (AllenNLP
+    stores `-W_carry` and uses `1 - g`; the two are the same function).
+
+    Args:
+        num_layers: int. Number of highway blocks (0 = identity).
+        kernel_initializer: initializer for both kernels; the default is
+            bilm-tf's `N(0, 1/D)`.
+        carry_bias_initializer: initializer for `b_carry`. The default
+            -2.0 (bilm-tf) makes `g` small at first, so each block starts
+            close to the identity and gradients pass through.
+        transform_bias_initializer: initializer for `b_transform`.
+        **kwargs: standard `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: float tensor `[..., D]`.
+
+    Returns:
+        float tensor `[..., D]`.
+
+    Masking: position-wise; passes an incoming mask through unchanged.
+
+    Example:
+
+    >>> layer = keras_elmo.layers.Highway(num_layers=2)
+    >>> layer(np.ones((2, 3, 8), "float32")).shape
+    TensorShape([2, 3, 8])
+
+    Reference:
+        Srivastava et al. 2015, "Training Very Deep Networks".
+    """
+
+    def __init__(
+        self,
+        num_layers=1,
+        kernel_initializer=None,
+        carry_bias_initializer=None,
+        transform_bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(num_layers, int) or num_layers < 0:
+            raise ValueError(
+                "Received an invalid value for argument `num_layers`, "
+                f"expected a non-negative integer, got {num_layers!r}."
+            )
+        self.num_layers = num_layers
+        self.kernel_initializer = keras.initializers.get(
+            kernel_initializer
+            or keras.initializers.VarianceScaling(
+                scale=1.0, mode="fan_in", distribution="untruncated_normal"
+            )
+        )
+        self.carry_bias_initializer = keras.initializers.get(
+            carry_bias_initializer or keras.initializers.Constant(-2.0)
+        )
+        self.transform_bias_initializer = keras.initializers.get(
+            transform_bias_initializer
+        )
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        dim = input_shape[-1]
+        self.blocks = []
+        for k in range(self.num_layers):
+            self.blocks.append(
+                {
+                    "carry_kernel": self.add_weight(
+                        name=f"carry_kernel_{k}",
+                        shape=(dim, dim),
+                        initializer=self.kernel_initializer,
+                    ),
+                    "carry_bias": self.add_weight(
+                        name=f"carry_bias_{k}",
+                        shape=(dim,),
+                        initializer=self.carry_bias_initializer,
+                    ),
+                    "transform_kernel": self.add_weight(
+                        name=f"transform_kernel_{k}",
+                        shape=(dim, dim),
+                        initializer=self.kernel_initializer,
+                    ),
+                    "transform_bias": self.add_weight(
+                        name=f"transform_bias_{k}",
+                        shape=(dim,),
+                        initializer=self.transform_bias_initializer,
+                    ),
+                }
+            )
+
+    def call(self, inputs):
+        x = inputs
+        for block in self.blocks:
+            carry = ops.sigmoid(
+                ops.matmul(x, block["carry_kernel"]) + block["carry_bias"]
+            )
+            transform = ops.relu(
+                ops.matmul(x, block["transform_kernel"])
+                + block["transform_bias"]
+            )
+            x = carry * transform + (1.0 - carry) * x
+        return x
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_layers": self.num_layers,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "carry_bias_initializer": keras.initializers.serialize(
+                    self.carry_bias_initializer
+                ),
+                "transform_bias_initializer": keras.initializers.serialize(
+                    self.transform_bias_initializer
+                ),
+            }
+        )
+        return config

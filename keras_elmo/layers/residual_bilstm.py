@@ -1,0 +1,316 @@
+"""`ResidualBiLSTM`: ELMo's stacked forward/backward LSTMs with projection."""
+
+import keras
+from keras import ops
+
+from keras_elmo.api_export import keras_elmo_export
+
+# Direction axis of the stacked weights and activations.
+FORWARD, BACKWARD = 0, 1
+
+
+def reverse_index(lengths, steps):
+    """`[B, T]` int32 gather index reversing each row over its true length.
+
+    Position `t < n_b` maps to `n_b - 1 - t`; padding maps to itself, so
+    the index is its own inverse.
+    """
+    positions = ops.arange(steps, dtype="int32")[None, :]
+    lengths = ops.cast(lengths, "int32")[:, None]
+    return ops.where(
+        ops.less(positions, lengths), lengths - 1 - positions, positions
+    )
+
+
+def reverse_sequences(inputs, index):
+    """Gathers `inputs[b, index[b, t]]`: `[B, T, D]` -> `[B, T, D]`."""
+    return ops.take_along_axis(inputs, index[:, :, None], axis=1)
+
+
+@keras_elmo_export("keras_elmo.layers.ResidualBiLSTM")
+class ResidualBiLSTM(keras.layers.Layer):
+    """ELMo's biLSTM: forward and backward stacks of projected LSTM cells.
+
+    Each direction runs `num_layers` LSTM layers with a projection (Sak et
+    al. 2014) and clipping, as bilm-tf's `LSTMCell(num_proj=P,
+    cell_clip=c, proj_clip=p)` and AllenNLP's `LstmCellWithProjection`.
+    At step `t`, with input `x_t` (`[P]`), state `h` (`[P]`), cell `c`:
+
+        z = x_t W + h U + b                       # [4H], blocks i, j, f, o
+        c = clip(sig(i) * tanh(j) + sig(f + forget_bias) * c, +-cell_clip)
+        h = clip((sig(o) * tanh(c)) W_proj, +-projection_clip)   # [P]
+
+    The clipped `h` is both the output and the recurrent state. `b` holds
+    the bias as bilm-tf stores it; `forget_bias` (1.0) is added at run time
+    exactly as TensorFlow's `LSTMCell` does, so a published file round
+    trips bit for bit. The backward stack reads each sentence reversed over
+    its own length (`reverse_sequence`), so padding never leaks in. With
+    `use_skip_connections`, layers 2..L add their input to their output.
+
+    For speed, the input products `x W + b` of all steps are one matmul
+    per layer, both directions advance together in one loop, and each step
+    is one batched matmul for the gates plus one for the projection.
+
+    Args:
+        units: int. `H`, the LSTM memory cell size.
+        projection_dim: int. `P`, the projected output and state size; the
+            input must also be `P` wide.
+        num_layers: int. `L`, layers per direction.
+        cell_clip: float or None. Clip value for the memory cell.
+        projection_clip: float or None. Clip value for the projection.
+        use_skip_connections: bool. Residual connections from layer 2 on.
+        forget_bias: float. Added to the forget gate at run time.
+        kernel_initializer: initializer for the input kernels `W`.
+        recurrent_initializer: initializer for the recurrent kernels `U`.
+        projection_initializer: initializer for `W_proj`.
+        bias_initializer: initializer for `b`.
+        **kwargs: standard `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: float tensor `[B, T, P]`.
+        mask: bool tensor `[B, T]`, True for real steps (right-padded).
+            Without a mask every step is real.
+        initial_state: optional pair `(h0, c0)` of float tensors
+            `[L, 2, B, P]` and `[L, 2, B, H]` (layer, direction, row):
+            the states each row starts from (zeros when omitted). For the
+            backward direction, the state "before" the last real token.
+        return_state: bool. Also return the final states.
+
+    Returns:
+        A list of `L` tensors `[B, T, 2P]`: layer `l`'s forward and
+        backward outputs concatenated (including the residual), zero at
+        padded steps. With `return_state=True`, a tuple `(outputs, (h, c))`
+        with the states each row holds after its last real step (for the
+        backward direction: after position 0), shaped as `initial_state`.
+
+    Masking: consumes the mask (for lengths) and returns it unchanged for
+    every output.
+
+    Reference:
+        Peters et al. 2018; Sak et al. 2014, "Long short-term memory
+        recurrent neural network architectures for large scale acoustic
+        modeling"; Jozefowicz et al. 2016, "Exploring the limits of
+        language modeling".
+    """
+
+    def __init__(
+        self,
+        units,
+        projection_dim,
+        num_layers=2,
+        cell_clip=None,
+        projection_clip=None,
+        use_skip_connections=True,
+        forget_bias=1.0,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        projection_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (
+            ("units", units),
+            ("projection_dim", projection_dim),
+            ("num_layers", num_layers),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"Received an invalid value for argument `{name}`, "
+                    f"expected a positive integer, got {value!r}."
+                )
+        for name, value in (
+            ("cell_clip", cell_clip),
+            ("projection_clip", projection_clip),
+        ):
+            if value is not None and not value > 0:
+                raise ValueError(
+                    f"Received an invalid value for argument `{name}`, "
+                    f"expected None or a positive float, got {value!r}."
+                )
+        self.units = units
+        self.projection_dim = projection_dim
+        self.num_layers = num_layers
+        self.cell_clip = None if cell_clip is None else float(cell_clip)
+        self.projection_clip = (
+            None if projection_clip is None else float(projection_clip)
+        )
+        self.use_skip_connections = bool(use_skip_connections)
+        self.forget_bias = float(forget_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
+        self.projection_initializer = keras.initializers.get(
+            projection_initializer
+        )
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.supports_masking = True
+
+    def build(self, inputs_shape):
+        if inputs_shape[-1] != self.projection_dim:
+            raise ValueError(
+                "ResidualBiLSTM expects inputs of width `projection_dim`="
+                f"{self.projection_dim}, received input shape {inputs_shape}."
+            )
+        units, proj = self.units, self.projection_dim
+        self.kernels, self.recurrent_kernels = [], []
+        self.biases, self.projection_kernels = [], []
+        for layer in range(self.num_layers):
+            # One variable per layer holds both directions: [2, ...].
+            self.kernels.append(
+                self._stacked_weight(
+                    f"kernel_{layer}", (proj, 4 * units), self.kernel_initializer
+                )
+            )
+            self.recurrent_kernels.append(
+                self._stacked_weight(
+                    f"recurrent_kernel_{layer}",
+                    (proj, 4 * units),
+                    self.recurrent_initializer,
+                )
+            )
+            self.biases.append(
+                self._stacked_weight(
+                    f"bias_{layer}", (4 * units,), self.bias_initializer
+                )
+            )
+            self.projection_kernels.append(
+                self._stacked_weight(
+                    f"projection_kernel_{layer}",
+                    (units, proj),
+                    self.projection_initializer,
+                )
+            )
+
+    def _stacked_weight(self, name, shape, initializer):
+        """A `[2, *shape]` weight, each direction initialised on its own."""
+
+        def init(full_shape, dtype=None):
+            return ops.stack(
+                [initializer(shape, dtype=dtype) for _ in range(2)]
+            )
+
+        return self.add_weight(name=name, shape=(2,) + shape, initializer=init)
+
+    def call(self, inputs, mask=None, initial_state=None, return_state=False):
+        batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        if mask is None:
+            mask = ops.ones((batch, steps), dtype="bool")
+        lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+        real = ops.less(
+            ops.arange(steps, dtype="int32")[None, :], lengths[:, None]
+        )  # [B, T]; a right-padded version of `mask`
+        index = reverse_index(lengths, steps)
+        # Direction-major activations [2, B, T, P]; the backward half is
+        # kept reversed between layers and restored only for the outputs.
+        layer_input = ops.stack([inputs, reverse_sequences(inputs, index)])
+        real_dir = ops.cast(real, self.compute_dtype)[None, :, :, None]
+        outputs, final_h, final_c = [], [], []
+        for layer in range(self.num_layers):
+            if initial_state is None:
+                state = None
+            else:
+                state = (initial_state[0][layer], initial_state[1][layer])
+            sequence, (h, c) = self._run_layer(layer, layer_input, real, state)
+            if layer > 0 and self.use_skip_connections:
+                sequence = sequence + layer_input
+            sequence = sequence * real_dir
+            final_h.append(h)
+            final_c.append(c)
+            outputs.append(
+                ops.concatenate(
+                    [
+                        sequence[FORWARD],
+                        reverse_sequences(sequence[BACKWARD], index),
+                    ],
+                    axis=-1,
+                )
+            )
+            layer_input = sequence
+        if return_state:
+            return outputs, (ops.stack(final_h), ops.stack(final_c))
+        return outputs
+
+    def _run_layer(self, layer, inputs, real, state):
+        """One layer, both directions: `[2, B, T, P]` -> same, final states."""
+        units = self.units
+        kernel = ops.cast(self.kernels[layer], self.compute_dtype)
+        recurrent = ops.cast(self.recurrent_kernels[layer], self.compute_dtype)
+        projection = ops.cast(
+            self.projection_kernels[layer], self.compute_dtype
+        )
+        bias = ops.cast(self.biases[layer], self.compute_dtype)
+        forget = ops.concatenate(
+            [
+                ops.zeros((2 * units,), self.compute_dtype),
+                ops.full((units,), self.forget_bias, self.compute_dtype),
+                ops.zeros((units,), self.compute_dtype),
+            ]
+        )
+        # Input products of every step at once: [2, B, T, 4H].
+        gates_in = ops.einsum("dbtp,dpg->dbtg", inputs, kernel)
+        gates_in = gates_in + (bias + forget)[:, None, None, :]
+        gates_in = ops.transpose(gates_in, (2, 0, 1, 3))  # [T, 2, B, 4H]
+        step_real = ops.transpose(real)[:, None, :, None]  # [T, 1, B, 1]
+        batch = ops.shape(inputs)[1]
+        if state is None:
+            h0 = ops.zeros((2, batch, self.projection_dim), self.compute_dtype)
+            c0 = ops.zeros((2, batch, units), self.compute_dtype)
+        else:
+            h0 = ops.cast(state[0], self.compute_dtype)
+            c0 = ops.cast(state[1], self.compute_dtype)
+
+        def step(carry, xs):
+            h_prev, c_prev = carry
+            z_in, is_real = xs
+            z = z_in + ops.einsum("dbp,dpg->dbg", h_prev, recurrent)
+            i, j, f, o = ops.split(z, 4, axis=-1)
+            c = ops.sigmoid(i) * ops.tanh(j) + ops.sigmoid(f) * c_prev
+            if self.cell_clip is not None:
+                c = ops.clip(c, -self.cell_clip, self.cell_clip)
+            h = ops.einsum(
+                "dbh,dhp->dbp", ops.sigmoid(o) * ops.tanh(c), projection
+            )
+            if self.projection_clip is not None:
+                h = ops.clip(h, -self.projection_clip, self.projection_clip)
+            h = ops.where(is_real, h, h_prev)
+            c = ops.where(is_real, c, c_prev)
+            return (h, c), (h, c)
+
+        (h, c), (hs, _) = ops.scan(step, (h0, c0), (gates_in, step_real))
+        return ops.transpose(hs, (1, 2, 0, 3)), (h, c)
+
+    def compute_mask(self, inputs, mask=None):
+        return [mask] * self.num_layers
+
+    def compute_output_shape(self, inputs_shape):
+        shape = tuple(inputs_shape[:-1]) + (2 * self.projection_dim,)
+        return [shape] * self.num_layers
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "projection_dim": self.projection_dim,
+                "num_layers": self.num_layers,
+                "cell_clip": self.cell_clip,
+                "projection_clip": self.projection_clip,
+                "use_skip_connections": self.use_skip_connections,
+                "forget_bias": self.forget_bias,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "projection_initializer": keras.initializers.serialize(
+                    self.projection_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config

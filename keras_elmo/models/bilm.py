@@ -1,0 +1,224 @@
+"""`BiLM`: the character-aware bidirectional language model (functional)."""
+
+import keras
+
+from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.config import BiLMConfig
+from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
+from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
+from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
+from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
+from keras_elmo.layers.sentence_boundaries import TokenMask
+from keras_elmo.models.bilm_state import CarriedStates
+from keras_elmo.text import char_vocab
+
+
+@keras_elmo_export("keras_elmo.BiLM")
+class BiLM(keras.Model):
+    """ELMo's biLM: char-CNN token embeddings and a residual biLSTM.
+
+    Data flow (`B` sentences of `T` tokens, `P` = `projection_dim`):
+
+        char ids [B, T, 50] -> add <S>, </S> -> [B, T+2, 50]
+        -> CharCNNEmbedding -> Highway x n -> Dense(P)   = x   [B, T+2, P]
+        -> ResidualBiLSTM   -> h_1..h_L                        [B, T+2, 2P]
+        -> strip <S>, </S>, zero padding.
+
+    Outputs a dict: `"word_emb"` `[B, T, P]` (the context-free `x`),
+    `"lstm_outputs1"` .. `"lstm_outputs{L}"` `[B, T, 2P]` (forward and
+    backward, each layer including its residual), and `"mask"` `[B, T]`
+    bool. ELMo's layer 0 is `[x; x]`.
+
+    Stateless by default: every call starts from zero LSTM states, so a
+    sentence gets the same vectors whatever else is in the batch. With
+    `stateful=True`, each row's final states (at its true length) are
+    carried into the same row of the next call, as bilm-tf and AllenNLP do;
+    `reset_states()` forgets them. A smaller batch uses the first rows, a
+    larger one starts its extra rows from zeros. Stateful calls run
+    eagerly (`bilm(char_ids)`), one batch after another.
+
+    Args:
+        config: `keras_elmo.BiLMConfig`, or a dict of its fields.
+        stateful: bool. Carry LSTM states across calls (default False).
+        dtype: dtype or `keras.DTypePolicy` for every layer.
+        **kwargs: standard `keras.Model` arguments (e.g. `name`).
+
+    Example:
+
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> out = bilm(keras_elmo.batch_to_ids([["Hello", "world", "!"]]))
+    >>> out["lstm_outputs2"].shape
+    TensorShape([1, 3, 32])
+
+    Reference:
+        Peters et al. 2018, "Deep contextualized word representations".
+    """
+
+    def __init__(self, config, stateful=False, dtype=None, **kwargs):
+        if isinstance(config, dict):
+            config = BiLMConfig(**config)
+        if not isinstance(config, BiLMConfig):
+            raise TypeError(
+                "`config` must be a keras_elmo.BiLMConfig or a dict of its "
+                f"fields, received {type(config).__name__}."
+            )
+        # === Layers ===
+        add_boundaries = AddSentenceBoundaries(
+            dtype=dtype, name="add_sentence_boundaries"
+        )
+        token_mask = TokenMask(dtype=dtype, name="token_mask")
+        char_cnn = CharCNNEmbedding(
+            filters=config.filters,
+            char_embedding_dim=config.char_embedding_dim,
+            activation=config.activation,
+            dtype=dtype,
+            name="char_cnn",
+        )
+        highway = Highway(
+            num_layers=config.num_highway_layers, dtype=dtype, name="highway"
+        )
+        projection = keras.layers.Dense(
+            config.projection_dim, dtype=dtype, name="token_projection"
+        )
+        bilstm = ResidualBiLSTM(
+            units=config.lstm_units,
+            projection_dim=config.projection_dim,
+            num_layers=config.num_layers,
+            cell_clip=config.cell_clip,
+            projection_clip=config.projection_clip,
+            use_skip_connections=config.use_skip_connections,
+            dtype=dtype,
+            name="bilstm",
+        )
+        strip = RemoveSentenceBoundaries(
+            dtype=dtype, name="remove_sentence_boundaries"
+        )
+
+        # === Functional Model ===
+        char_ids = keras.Input(
+            shape=(None, char_vocab.MAX_CHARS_PER_TOKEN),
+            dtype="int32",
+            name="char_ids",
+        )
+        inputs = {"char_ids": char_ids}
+        mask = token_mask(char_ids)
+        with_boundaries = add_boundaries(char_ids)
+        mask_with_boundaries = token_mask(with_boundaries)
+        x = projection(highway(char_cnn(with_boundaries)))
+        if stateful:
+            inputs["initial_h"] = keras.Input(
+                shape=(2, None, config.projection_dim),
+                batch_size=config.num_layers,
+                name="initial_h",
+            )
+            inputs["initial_c"] = keras.Input(
+                shape=(2, None, config.lstm_units),
+                batch_size=config.num_layers,
+                name="initial_c",
+            )
+            layers, (final_h, final_c) = bilstm(
+                x,
+                mask=mask_with_boundaries,
+                initial_state=(inputs["initial_h"], inputs["initial_c"]),
+                return_state=True,
+            )
+        else:
+            layers = bilstm(x, mask=mask_with_boundaries)
+        outputs = {"word_emb": strip(x, mask=mask)}
+        for layer, sequence in enumerate(layers, start=1):
+            outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
+        outputs["mask"] = mask
+        if stateful:
+            outputs["final_h"], outputs["final_c"] = final_h, final_c
+        super().__init__(
+            inputs=inputs if stateful else char_ids,
+            outputs=outputs,
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.config = config
+        self.stateful = bool(stateful)
+        self.char_cnn = char_cnn
+        self.highway = highway
+        self.token_projection = projection
+        self.bilstm = bilstm
+        self._carried = CarriedStates(config) if stateful else None
+
+    @property
+    def num_output_layers(self):
+        """`L + 1`: the token layer plus one per biLSTM layer."""
+        return self.config.num_layers + 1
+
+    @property
+    def output_dim(self):
+        """`2P`, the width of every ELMo layer."""
+        return 2 * self.config.projection_dim
+
+    def call(self, inputs, training=None, mask=None):
+        if not self.stateful or isinstance(inputs, dict):
+            return super().call(inputs, training=training, mask=mask)
+        initial_h, initial_c = self._carried.initial(inputs)
+        outputs = super().call(
+            {
+                "char_ids": inputs,
+                "initial_h": initial_h,
+                "initial_c": initial_c,
+            },
+            training=training,
+        )
+        self._carried.update(outputs.pop("final_h"), outputs.pop("final_c"))
+        return outputs
+
+    def reset_states(self):
+        """Forgets the carried LSTM states (stateful mode)."""
+        if self._carried is not None:
+            self._carried.reset()
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["config"] = BiLMConfig(**config["config"])
+        return cls(**config)
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict(),
+            "stateful": self.stateful,
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_allennlp(cls, options_file, weight_file, stateful=False, **kwargs):
+        """Builds a biLM from a bilm-tf / AllenNLP `options.json` + HDF5.
+
+        Args:
+            options_file: path to the options JSON (or its dict).
+            weight_file: path to the weights HDF5 (`dump_weights` layout).
+            stateful: bool. See the class docstring.
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+
+        bilm = cls(
+            BiLMConfig.from_options_json(options_file),
+            stateful=stateful,
+            **kwargs,
+        )
+        load_bilm_hdf5(bilm, weight_file)
+        return bilm
+
+    def save_allennlp(self, options_file, weight_file):
+        """Writes `options.json` + weights HDF5 that AllenNLP reads.
+
+        Both files are written atomically. Loading them back with
+        `from_allennlp` gives bit-identical weights.
+        """
+        from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+
+        save_bilm_hdf5(self, weight_file)
+        self.config.to_options_json(options_file)

@@ -1,0 +1,1 @@
+"""Text to character ids: the ELMo character vocabulary and its ops."""

@@ -1,0 +1,40 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half."""
+
+import contextlib
+import os
+import tempfile
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yields a temporary path next to `path`; renames it onto `path` on success.
+
+    The temporary file lives in the same directory, so the final
+    `os.replace` is atomic on POSIX. On an exception the temporary file is
+    removed and `path` is untouched.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
+    )
+    os.close(fd)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """Opens a temporary file for writing; atomically replaces `path` after."""
+    with atomic_path(path) as tmp:
+        kwargs = {} if "b" in mode else {"encoding": encoding}
+        with open(tmp, mode, **kwargs) as f:
+            yield f

@@ -1,0 +1,1 @@
+"""Weight files: the bilm-tf / AllenNLP HDF5 layout."""
