@@ -8,3 +8,4 @@ from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.highway import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.elmo_layer import ElmoLayer

@@ -27,8 +27,8 @@ class CharacterIds(keras.layers.Layer):
     Returns:
         int32 tensor `[B, T, 50]`.
 
-    Masking: produces the mask `tokens != ""` (`[B, T]` bool) for the next
-    layer.
+    Masking: produces no Keras mask: the ids carry it (padding tokens are
+    all-zero rows), which `CharCNNEmbedding` and `TokenMask` read.
 
     Example:
 
@@ -38,15 +38,8 @@ class CharacterIds(keras.layers.Layer):
     TensorShape([2, 2, 50])
     """
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.supports_masking = True
-
     def call(self, tokens):
         return tokens_to_char_ids(tokens)
-
-    def compute_mask(self, tokens, mask=None):
-        return keras.ops.not_equal(tokens, "")
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (char_vocab.MAX_CHARS_PER_TOKEN,)

@@ -1,0 +1,186 @@
+"""`ElmoLayer`: ELMo representations for any downstream Keras model."""
+
+import keras
+from keras import ops
+
+from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.layers.character_ids import CharacterIds
+from keras_elmo.layers.scalar_mix import ScalarMix
+
+
+@keras_elmo_export("keras_elmo.layers.ElmoLayer")
+class ElmoLayer(keras.layers.Layer):
+    """Task-specific ELMo: `gamma * sum_j softmax(s)_j h_j` over biLM layers.
+
+    Runs a `keras_elmo.BiLM` (frozen by default) on the input, forms its
+    `L + 1` layers `h_0 = [x; x]`, `h_1..h_L` (`[B, T, 2P]` each), and
+    mixes them with `num_output_representations` independent `ScalarMix`
+    layers (Peters et al. 2018, eq. 1), each followed by dropout. Use
+    several representations to feed ELMo at several places of a model
+    (e.g. the input and the output of a task RNN, paper section 3.3).
+
+    Args:
+        bilm: a stateless `keras_elmo.BiLM`.
+        num_output_representations: int. How many mixes to return.
+        dropout: float. Dropout rate on each mix (training only).
+        do_layer_norm: bool. Normalise each layer before mixing (masked
+            statistics over the batch's real tokens; AllenNLP also counts
+            its `<S>`/`</S>` positions, so its statistics differ slightly).
+        l2_coef: float. L2 penalty `l2_coef * sum(s^2)` pulling each mix
+            toward the plain average of the layers.
+        trainable_bilm: bool. Fine-tune the biLM jointly with the task.
+        scalar_mix_parameters: list of `L + 1` floats or None. Fixed
+            un-normalised weights `s` (then `s` and `gamma` are frozen),
+            e.g. `[-9e10, 1, -9e10]` to take only the first LSTM layer.
+        **kwargs: standard `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: int char ids `[B, T, 50]` (`keras_elmo.batch_to_ids`) or
+            string tokens `[B, T]` with `""` as padding.
+        training: bool. Enables dropout.
+
+    Returns:
+        float tensor `[B, T, 2P]`, zero at padded positions; a list of
+        them when `num_output_representations > 1`.
+
+    Masking: produces the token mask `[B, T]` (real tokens), which Keras
+    passes on to mask-aware layers such as `Bidirectional(LSTM)`.
+
+    Example:
+
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> tokens = keras.Input(shape=(None,), dtype="string")
+    >>> elmo = keras_elmo.layers.ElmoLayer(bilm, dropout=0.0)(tokens)
+    >>> tags = keras.layers.Dense(17)(
+    ...     keras.layers.Bidirectional(keras.layers.LSTM(8, return_sequences=True))(elmo))
+    >>> model = keras.Model(tokens, tags)
+
+    Reference:
+        Peters et al. 2018, "Deep contextualized word representations".
+    """
+
+    def __init__(
+        self,
+        bilm,
+        num_output_representations=1,
+        dropout=0.5,
+        do_layer_norm=False,
+        l2_coef=0.0,
+        trainable_bilm=False,
+        scalar_mix_parameters=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(bilm, dict):
+            bilm = keras.saving.deserialize_keras_object(bilm)
+        if not hasattr(bilm, "num_output_layers"):
+            raise TypeError(
+                "`bilm` must be a keras_elmo.BiLM, received "
+                f"{type(bilm).__name__}."
+            )
+        if getattr(bilm, "stateful", False):
+            raise ValueError(
+                "`bilm` must be stateless inside an ElmoLayer (received a "
+                "BiLM with stateful=True); build it with stateful=False."
+            )
+        if (
+            not isinstance(num_output_representations, int)
+            or num_output_representations < 1
+        ):
+            raise ValueError(
+                "Received an invalid value for argument "
+                "`num_output_representations`, expected a positive integer, "
+                f"got {num_output_representations!r}."
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(
+                "Received an invalid value for argument `dropout`, expected "
+                f"a float in [0, 1), got {dropout!r}."
+            )
+        self.bilm = bilm
+        self.bilm.trainable = bool(trainable_bilm)
+        self.num_output_representations = num_output_representations
+        self.dropout = float(dropout)
+        self.do_layer_norm = bool(do_layer_norm)
+        self.l2_coef = float(l2_coef)
+        self.trainable_bilm = bool(trainable_bilm)
+        self.scalar_mix_parameters = (
+            None
+            if scalar_mix_parameters is None
+            else [float(s) for s in scalar_mix_parameters]
+        )
+        self.character_ids = CharacterIds(name="character_ids")
+        self.scalar_mixes = [
+            ScalarMix(
+                num_layers=bilm.num_output_layers,
+                do_layer_norm=do_layer_norm,
+                scalar_mix_parameters=self.scalar_mix_parameters,
+                l2_coef=l2_coef,
+                dtype=self.dtype_policy,
+                name=f"scalar_mix_{k}",
+            )
+            for k in range(num_output_representations)
+        ]
+        self.dropout_layers = [
+            keras.layers.Dropout(dropout, name=f"dropout_{k}")
+            for k in range(num_output_representations)
+        ]
+        self.supports_masking = True
+
+    def build(self, inputs_shape):
+        layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
+        for mix in self.scalar_mixes:
+            mix.build([layer_shape] * self.bilm.num_output_layers)
+
+    def _char_ids(self, inputs):
+        if keras.backend.standardize_dtype(inputs.dtype) == "string":
+            return self.character_ids(inputs)
+        return inputs
+
+    def call(self, inputs, training=None):
+        outputs = self.bilm(self._char_ids(inputs), training=training)
+        mask = outputs["mask"]
+        word_emb = outputs["word_emb"]
+        layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
+        layers += [
+            outputs[f"lstm_outputs{k}"]
+            for k in range(1, self.bilm.num_output_layers)
+        ]
+        real = ops.cast(mask, layers[0].dtype)[..., None]
+        mixes = []
+        for mix, dropout in zip(self.scalar_mixes, self.dropout_layers):
+            mixed = mix(layers, mask=mask)
+            mixes.append(dropout(mixed, training=training) * real)
+        return mixes[0] if len(mixes) == 1 else mixes
+
+    def compute_mask(self, inputs, mask=None):
+        if keras.backend.standardize_dtype(inputs.dtype) == "string":
+            token_mask = ops.not_equal(inputs, "")
+        else:
+            token_mask = ops.any(ops.greater(inputs, 0), axis=-1)
+        if self.num_output_representations == 1:
+            return token_mask
+        return [token_mask] * self.num_output_representations
+
+    def compute_output_shape(self, inputs_shape):
+        shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
+        if self.num_output_representations == 1:
+            return shape
+        return [shape] * self.num_output_representations
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "bilm": keras.saving.serialize_keras_object(self.bilm),
+                "num_output_representations": (
+                    self.num_output_representations
+                ),
+                "dropout": self.dropout,
+                "do_layer_norm": self.do_layer_norm,
+                "l2_coef": self.l2_coef,
+                "trainable_bilm": self.trainable_bilm,
+                "scalar_mix_parameters": self.scalar_mix_parameters,
+            }
+        )
+        return config
