@@ -288,6 +288,23 @@ class ResidualBiLSTM(keras.layers.Layer):
         shape = tuple(inputs_shape[:-1]) + (2 * self.projection_dim,)
         return [shape] * self.num_layers
 
+    def compute_output_spec(
+        self, inputs, mask=None, initial_state=None, return_state=False
+    ):
+        dtype = self.compute_dtype
+        outputs = [
+            keras.KerasTensor(shape, dtype=dtype)
+            for shape in self.compute_output_shape(inputs.shape)
+        ]
+        if not return_state:
+            return outputs
+        batch = inputs.shape[0]
+        layers = (self.num_layers, 2, batch)
+        return outputs, (
+            keras.KerasTensor(layers + (self.projection_dim,), dtype=dtype),
+            keras.KerasTensor(layers + (self.units,), dtype=dtype),
+        )
+
     def get_config(self):
         config = super().get_config()
         config.update(

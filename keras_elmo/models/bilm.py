@@ -157,17 +157,20 @@ class BiLM(keras.Model):
         """`2P`, the width of every ELMo layer."""
         return 2 * self.config.projection_dim
 
-    def call(self, inputs, training=None, mask=None):
+    def __call__(self, inputs, *args, **kwargs):
         if not self.stateful or isinstance(inputs, dict):
-            return super().call(inputs, training=training, mask=mask)
+            return super().__call__(inputs, *args, **kwargs)
         initial_h, initial_c = self._carried.initial(inputs)
-        outputs = super().call(
-            {
-                "char_ids": inputs,
-                "initial_h": initial_h,
-                "initial_c": initial_c,
-            },
-            training=training,
+        outputs = dict(
+            super().__call__(
+                {
+                    "char_ids": inputs,
+                    "initial_h": initial_h,
+                    "initial_c": initial_c,
+                },
+                *args,
+                **kwargs,
+            )
         )
         self._carried.update(outputs.pop("final_h"), outputs.pop("final_c"))
         return outputs

@@ -11,9 +11,9 @@ class CarriedStates:
     row). For a batch of `B` rows, `initial` returns the first `B` stored
     rows, with zero rows appended when `B > S`; `update` stores the new
     final states in rows `0..B-1` and keeps rows `B..S-1` from before, so
-    the store holds the largest batch seen. A row whose new layer-0 `h` is
-    exactly zero (a row that never ran) keeps its old state, AllenNLP's
-    "used rows" rule. Held as NumPy arrays, outside any graph.
+    the store holds the largest batch seen. A row whose new layer-0 state
+    sums to exactly zero (a row that never ran) keeps its old state,
+    AllenNLP's "used rows" rule, applied to `h` and `c` separately. Held as NumPy arrays, outside any graph.
     """
 
     def __init__(self, config):
@@ -49,16 +49,19 @@ class CarriedStates:
             ) from e
         final_h = final_h.astype(np.float32)
         final_c = final_c.astype(np.float32)
-        batch = final_h.shape[2]
         if self.h is None:
             self.h, self.c = final_h, final_c
             return
-        used = np.any(final_h[0] != 0.0, axis=(0, 2))  # [B]
-        rows = max(batch, self.h.shape[2])
-        h = np.zeros(final_h.shape[:2] + (rows, final_h.shape[3]), np.float32)
-        c = np.zeros(final_c.shape[:2] + (rows, final_c.shape[3]), np.float32)
-        old_rows = self.h.shape[2]
-        h[:, :, :old_rows], c[:, :, :old_rows] = self.h, self.c
-        h[:, :, :batch][:, :, used] = final_h[:, :, used]
-        c[:, :, :batch][:, :, used] = final_c[:, :, used]
-        self.h, self.c = h, c
+        self.h = _merge(self.h, final_h)
+        self.c = _merge(self.c, final_c)
+
+
+def _merge(old, new):
+    """Rows `0..B-1` from `new` where used, all other rows from `old`."""
+    batch = new.shape[2]
+    used = new[0].sum(axis=(0, 2)) != 0.0  # [B], over directions and units
+    rows = max(batch, old.shape[2])
+    merged = np.zeros(new.shape[:2] + (rows, new.shape[3]), np.float32)
+    merged[:, :, : old.shape[2]] = old
+    merged[:, :, :batch][:, :, used] = new[:, :, used]
+    return merged

@@ -11,8 +11,13 @@ def token_to_char_ids(token):
 
     The token is encoded as UTF-8 with invalid code points (lone
     surrogates) dropped, as AllenNLP's `token.encode("utf-8", "ignore")`;
-    the first 48 bytes are kept.
+    the first 48 bytes are kept. The literal tokens `<S>` and `</S>` map
+    to the sentence boundary ids, as in AllenNLP and bilm-tf.
     """
+    if token == char_vocab.BOS_TOKEN:
+        return char_vocab.BOS_TOKEN_IDS.copy()
+    if token == char_vocab.EOS_TOKEN:
+        return char_vocab.EOS_TOKEN_IDS.copy()
     data = token.encode("utf-8", "ignore")[: char_vocab.MAX_TOKEN_BYTES]
     ids = np.full(
         [char_vocab.MAX_CHARS_PER_TOKEN], char_vocab.PAD_CHAR, dtype=np.int32
@@ -30,8 +35,11 @@ def batch_to_ids(sentences):
     Identical to AllenNLP's `allennlp.modules.elmo.batch_to_ids` (and to
     bilm-tf's `Batcher` followed by its +1 shift): each token becomes
     `[BOW, bytes[:48], EOW, PAD, ...] + 1`, 50 ids long; positions after a
-    sentence's last token are all-zero rows. An empty string token also
-    gives an all-zero row, so it reads as padding.
+    sentence's last token are all-zero rows. The literal tokens `<S>` and
+    `</S>` get the sentence boundary ids, as in AllenNLP. One deliberate
+    difference: the empty string `""` gives an all-zero row, so it reads as
+    padding (as in the TF-Hub `tokens` signature); AllenNLP would encode it
+    as a zero-byte word `[BOW, EOW, PAD, ...]`.
 
     Args:
         sentences: list of lists of str. The tokenized sentences.

@@ -12,7 +12,7 @@ def tokens_to_char_ids(tokens):
     `tf.function` and an exported SavedModel. Bit-identical to
     `keras_elmo.batch_to_ids` for valid UTF-8 tokens: each token becomes
     `[BOW, bytes[:48], EOW, PAD, ...] + 1` and the empty string an all-zero
-    row (padding). Tokens are taken as raw bytes; a Python `str` with lone
+    row (padding), and the literal `<S>` / `</S>` their boundary ids. Tokens are taken as raw bytes; a Python `str` with lone
     surrogates cannot reach a `tf.string`, so the "ignore" rule of
     `batch_to_ids` has nothing to drop here.
 
@@ -37,5 +37,11 @@ def tokens_to_char_ids(tokens):
         ids = tf.where(slots == num_bytes + 1, char_vocab.EOW_CHAR, ids)
         ids = tf.where(slots == 0, char_vocab.BOW_CHAR, ids)
         ids = ids + char_vocab.ID_OFFSET
+        for literal, boundary in (
+            (char_vocab.BOS_TOKEN, char_vocab.BOS_TOKEN_IDS),
+            (char_vocab.EOS_TOKEN, char_vocab.EOS_TOKEN_IDS),
+        ):
+            is_literal = tf.equal(tokens, literal)[..., tf.newaxis]
+            ids = tf.where(is_literal, tf.constant(boundary), ids)
         is_token = tf.strings.length(tokens) > 0
         return tf.where(is_token[..., tf.newaxis], ids, 0)

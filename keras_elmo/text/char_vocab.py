@@ -28,6 +28,11 @@ NUM_CHARACTERS = PAD_CHAR + ID_OFFSET + 1  # 262
 ACCEPTED_N_CHARACTERS = (NUM_CHARACTERS - 1, NUM_CHARACTERS)
 
 
+# The literal sentence boundary tokens (bilm-tf vocabulary spelling).
+BOS_TOKEN = "<S>"
+EOS_TOKEN = "</S>"
+
+
 def _boundary_token(char):
     ids = np.full([MAX_CHARS_PER_TOKEN], PAD_CHAR, dtype=np.int32)
     ids[0], ids[1], ids[2] = BOW_CHAR, char, EOW_CHAR

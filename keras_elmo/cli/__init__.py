@@ -1,0 +1,1 @@
+"""The `keras-elmo` command line."""

@@ -1,0 +1,76 @@
+"""Converts between the AllenNLP / bilm-tf HDF5 format and `.keras` files.
+
+    keras-elmo convert --options o.json --weights w.hdf5 --to-keras m.keras
+    keras-elmo convert --from-keras m.keras --to-options o.json \\
+        --to-weights w.hdf5
+"""
+
+import os
+
+HELP = "Convert AllenNLP HDF5 weights <-> .keras files."
+
+
+def add_arguments(parser):
+    parser.add_argument("--options", help="Input options.json.")
+    parser.add_argument("--weights", help="Input weights.hdf5.")
+    parser.add_argument("--from-keras", help="Input .keras file (a BiLM).")
+    parser.add_argument("--to-keras", help="Output .keras file.")
+    parser.add_argument("--to-options", help="Output options.json.")
+    parser.add_argument("--to-weights", help="Output weights.hdf5.")
+    parser.add_argument(
+        "--force", action="store_true", help="Overwrite existing outputs."
+    )
+
+
+def _check_output(path, force):
+    if path and os.path.exists(path) and not force:
+        raise FileExistsError(
+            f"Output {path!r} exists; pass --force to overwrite it."
+        )
+
+
+def run(args):
+    import keras
+
+    import keras_elmo
+    from keras_elmo.utils.atomic import atomic_path
+
+    if args.from_keras:
+        bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
+        if not isinstance(bilm, keras_elmo.BiLM):
+            raise ValueError(
+                f"`--from-keras` {args.from_keras!r} holds a "
+                f"{type(bilm).__name__}, expected a keras_elmo.BiLM."
+            )
+    elif args.options and args.weights:
+        bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
+    else:
+        raise ValueError(
+            "Give the input as `--options O --weights W` or `--from-keras "
+            "M`, received neither."
+        )
+    if not (args.to_keras or args.to_options or args.to_weights):
+        raise ValueError(
+            "Give an output: `--to-keras` or `--to-options` + `--to-weights`."
+        )
+    if bool(args.to_options) != bool(args.to_weights):
+        raise ValueError("`--to-options` and `--to-weights` go together.")
+    for path in (args.to_keras, args.to_options, args.to_weights):
+        _check_output(path, args.force)
+    if args.to_keras:
+        if not args.to_keras.endswith(".keras"):
+            raise ValueError(
+                f"`--to-keras` must end in .keras, received {args.to_keras!r}."
+            )
+        with atomic_path(args.to_keras) as tmp:
+            os.remove(tmp)
+            tmp_keras = tmp + ".keras"
+            try:
+                bilm.save(tmp_keras)
+                os.replace(tmp_keras, tmp)
+            finally:
+                if os.path.exists(tmp_keras):
+                    os.remove(tmp_keras)
+    if args.to_options:
+        bilm.save_allennlp(args.to_options, args.to_weights)
+    return 0

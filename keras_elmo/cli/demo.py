@@ -1,0 +1,68 @@
+"""Embeds a few sentences and shows the shapes and contextual similarities.
+
+Without `--options/--weights` it uses a randomly initialised `tiny` biLM
+and says so: the numbers then show the plumbing, not language knowledge.
+"""
+
+import sys
+
+import numpy as np
+
+from keras_elmo.cli.model_args import add_model_arguments
+from keras_elmo.cli.model_args import load_bilm
+
+HELP = "Embed example sentences and print shapes and similarities."
+
+SENTENCES = [
+    "The children play in the park after school .",
+    "We saw a play at the theatre last night .",
+    "She sat on the bank of the river .",
+    "He deposited the money at the bank .",
+]
+
+
+def add_arguments(parser):
+    add_model_arguments(parser)
+    parser.add_argument(
+        "sentences",
+        nargs="*",
+        help="Whitespace-tokenized sentences (default: built-in examples).",
+    )
+
+
+def _cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12))
+
+
+def run(args):
+    import keras_elmo
+
+    bilm, description = load_bilm(args)
+    out = sys.stdout
+    out.write(f"Model: {description}\n")
+    sentences = [s.split() for s in (args.sentences or SENTENCES)]
+    ids = keras_elmo.batch_to_ids(sentences)
+    outputs = bilm(ids)
+    out.write(f"char ids: {ids.shape}\n")
+    for key, value in outputs.items():
+        out.write(f"{key:>14}: {tuple(value.shape)} {value.dtype.name}\n")
+    top = np.asarray(outputs[f"lstm_outputs{bilm.config.num_layers}"])
+    word = np.asarray(outputs["word_emb"])
+    out.write(
+        "\nCosine similarity of the same word in different sentences\n"
+        "(context-free layer 0 vs. top biLSTM layer):\n"
+    )
+    seen = {}
+    for i, sentence in enumerate(sentences):
+        for j, token in enumerate(sentence):
+            seen.setdefault(token.lower(), []).append((i, j))
+    for token, places in seen.items():
+        if len(places) < 2 or not token.isalpha() or token == "the":
+            continue
+        (i, j), (k, m) = places[0], places[1]
+        out.write(
+            f"  {token!r:>10} s{i} vs s{k}: layer0 "
+            f"{_cosine(word[i, j], word[k, m]):.3f}  top "
+            f"{_cosine(top[i, j], top[k, m]):.3f}\n"
+        )
+    return 0

@@ -1,0 +1,60 @@
+"""`keras-elmo`: argparse front end; each command lives in its own module."""
+
+import argparse
+import logging
+import os
+import sys
+
+from keras_elmo.version import __version__
+
+# Command name -> module with `add_arguments(parser)` and `run(args)`.
+COMMANDS = {
+    "demo": "keras_elmo.cli.demo",
+    "convert": "keras_elmo.cli.convert",
+}
+
+
+def build_parser():
+    import importlib
+
+    parser = argparse.ArgumentParser(
+        prog="keras-elmo",
+        description="ELMo for Keras 3: embed, convert, train, export.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"keras-elmo {__version__}"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="Log at INFO level."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub = commands.add_parser(
+            name,
+            help=module.HELP,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return args.run(args) or 0
+    except (ValueError, FileNotFoundError, FileExistsError, TypeError) as e:
+        sys.stderr.write(f"keras-elmo {args.command}: error: {e}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
