@@ -184,7 +184,10 @@ class BiLM(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         config["config"] = BiLMConfig(**config["config"])
-        return cls(**config)
+        trainable = config.pop("trainable", True)
+        bilm = cls(**config)
+        bilm.trainable = trainable  # the setter reaches every sublayer
+        return bilm
 
     def get_config(self):
         return {
