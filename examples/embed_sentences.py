@@ -1,7 +1,7 @@
 """Embed tokenized sentences with a biLM and print their ELMo vectors.
 
-    python examples/embed_sentences.py --options o.json --weights w.hdf5
-    python examples/embed_sentences.py            # random tiny biLM
+python examples/embed_sentences.py --options o.json --weights w.hdf5
+python examples/embed_sentences.py            # random tiny biLM
 """
 
 import argparse

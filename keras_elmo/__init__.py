@@ -1,10 +1,10 @@
 """keras_elmo: ELMo (Peters et al. 2018) for Keras 3 and TensorFlow."""
 
 from keras_elmo import layers
-from keras_elmo.version import __version__
-from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.bilm import BiLM
+from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.version import __version__
 
 __all__ = [
     "__version__",

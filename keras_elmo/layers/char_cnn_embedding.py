@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
+from keras_elmo.utils import clone_initializer
 
 
 @keras_elmo_export("keras_elmo.layers.CharCNNEmbedding")
@@ -72,7 +73,8 @@ class CharCNNEmbedding(keras.layers.Layer):
         if not filters or any(len(p) != 2 or min(p) < 1 for p in filters):
             raise ValueError(
                 "Received an invalid value for argument `filters`, expected "
-                f"a non-empty list of (width, num_filters) pairs, got {filters}."
+                "a non-empty list of (width, num_filters) pairs, got "
+                f"{filters}."
             )
         if activation not in ("relu", "tanh"):
             raise ValueError(
@@ -103,7 +105,7 @@ class CharCNNEmbedding(keras.layers.Layer):
                 self.add_weight(
                     name=f"kernel_{i}",
                     shape=(width, self.char_embedding_dim, num),
-                    initializer=self.kernel_initializer,
+                    initializer=clone_initializer(self.kernel_initializer),
                 )
             )
             self.biases.append(
@@ -136,9 +138,7 @@ class CharCNNEmbedding(keras.layers.Layer):
                 else ops.tanh(pooled)
             )
         features = ops.concatenate(features, axis=-1)
-        return ops.reshape(
-            features, (shape[0], shape[1], self.num_filters)
-        )
+        return ops.reshape(features, (shape[0], shape[1], self.num_filters))
 
     def compute_mask(self, char_ids, mask=None):
         return ops.any(ops.greater(char_ids, 0), axis=-1)

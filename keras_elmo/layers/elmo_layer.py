@@ -51,8 +51,9 @@ class ElmoLayer(keras.layers.Layer):
     >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
     >>> tokens = keras.Input(shape=(None,), dtype="string")
     >>> elmo = keras_elmo.layers.ElmoLayer(bilm, dropout=0.0)(tokens)
-    >>> tags = keras.layers.Dense(17)(
-    ...     keras.layers.Bidirectional(keras.layers.LSTM(8, return_sequences=True))(elmo))
+    >>> lstm = keras.layers.LSTM(8, return_sequences=True)
+    >>> hidden = keras.layers.Bidirectional(lstm)(elmo)
+    >>> tags = keras.layers.Dense(17)(hidden)
     >>> model = keras.Model(tokens, tags)
 
     Reference:
@@ -173,9 +174,7 @@ class ElmoLayer(keras.layers.Layer):
         config.update(
             {
                 "bilm": keras.saving.serialize_keras_object(self.bilm),
-                "num_output_representations": (
-                    self.num_output_representations
-                ),
+                "num_output_representations": (self.num_output_representations),
                 "dropout": self.dropout,
                 "do_layer_norm": self.do_layer_norm,
                 "l2_coef": self.l2_coef,

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import clone_initializer
 
 
 @keras_elmo_export("keras_elmo.layers.Highway")
@@ -85,7 +86,7 @@ class Highway(keras.layers.Layer):
                     "carry_kernel": self.add_weight(
                         name=f"carry_kernel_{k}",
                         shape=(dim, dim),
-                        initializer=self.kernel_initializer,
+                        initializer=clone_initializer(self.kernel_initializer),
                     ),
                     "carry_bias": self.add_weight(
                         name=f"carry_bias_{k}",
@@ -95,7 +96,7 @@ class Highway(keras.layers.Layer):
                     "transform_kernel": self.add_weight(
                         name=f"transform_kernel_{k}",
                         shape=(dim, dim),
-                        initializer=self.kernel_initializer,
+                        initializer=clone_initializer(self.kernel_initializer),
                     ),
                     "transform_bias": self.add_weight(
                         name=f"transform_bias_{k}",

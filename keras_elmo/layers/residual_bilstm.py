@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import clone_initializer
 
 # Direction axis of the stacked weights and activations.
 FORWARD, BACKWARD = 0, 1
@@ -160,7 +161,9 @@ class ResidualBiLSTM(keras.layers.Layer):
             # One variable per layer holds both directions: [2, ...].
             self.kernels.append(
                 self._stacked_weight(
-                    f"kernel_{layer}", (proj, 4 * units), self.kernel_initializer
+                    f"kernel_{layer}",
+                    (proj, 4 * units),
+                    self.kernel_initializer,
                 )
             )
             self.recurrent_kernels.append(
@@ -188,7 +191,10 @@ class ResidualBiLSTM(keras.layers.Layer):
 
         def init(full_shape, dtype=None):
             return ops.stack(
-                [initializer(shape, dtype=dtype) for _ in range(2)]
+                [
+                    clone_initializer(initializer)(shape, dtype=dtype)
+                    for _ in range(2)
+                ]
             )
 
         return self.add_weight(name=name, shape=(2,) + shape, initializer=init)

@@ -13,7 +13,8 @@ class CarriedStates:
     final states in rows `0..B-1` and keeps rows `B..S-1` from before, so
     the store holds the largest batch seen. A row whose new layer-0 state
     sums to exactly zero (a row that never ran) keeps its old state,
-    AllenNLP's "used rows" rule, applied to `h` and `c` separately. Held as NumPy arrays, outside any graph.
+    AllenNLP's "used rows" rule, applied to `h` and `c` separately. Held
+    as NumPy arrays, outside any graph.
     """
 
     def __init__(self, config):
@@ -27,9 +28,7 @@ class CarriedStates:
     def initial(self, char_ids):
         batch = int(ops.shape(char_ids)[0])
         cfg = self.config
-        h = np.zeros(
-            (cfg.num_layers, 2, batch, cfg.projection_dim), np.float32
-        )
+        h = np.zeros((cfg.num_layers, 2, batch, cfg.projection_dim), np.float32)
         c = np.zeros((cfg.num_layers, 2, batch, cfg.lstm_units), np.float32)
         if self.h is not None:
             rows = min(batch, self.h.shape[2])

@@ -56,9 +56,7 @@ def batch_to_ids(sentences):
     >>> ids[0, 0, :8].tolist()
     [259, 73, 102, 109, 109, 112, 260, 261]
     """
-    if isinstance(sentences, (str, bytes)) or not hasattr(
-        sentences, "__len__"
-    ):
+    if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
         raise TypeError(
             "`sentences` must be a list of lists of str tokens, "
             f"received {type(sentences).__name__}: {sentences!r:.80}"

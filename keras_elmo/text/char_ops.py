@@ -12,9 +12,10 @@ def tokens_to_char_ids(tokens):
     `tf.function` and an exported SavedModel. Bit-identical to
     `keras_elmo.batch_to_ids` for valid UTF-8 tokens: each token becomes
     `[BOW, bytes[:48], EOW, PAD, ...] + 1` and the empty string an all-zero
-    row (padding), and the literal `<S>` / `</S>` their boundary ids. Tokens are taken as raw bytes; a Python `str` with lone
-    surrogates cannot reach a `tf.string`, so the "ignore" rule of
-    `batch_to_ids` has nothing to drop here.
+    row (padding), and the literal `<S>` / `</S>` their boundary ids.
+    Tokens are taken as raw bytes; a Python `str` with lone surrogates
+    cannot reach a `tf.string`, so the "ignore" rule of `batch_to_ids` has
+    nothing to drop here.
 
     Args:
         tokens: string tensor of any shape `S`.

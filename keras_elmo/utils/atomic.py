@@ -7,7 +7,7 @@ import tempfile
 
 @contextlib.contextmanager
 def atomic_path(path):
-    """Yields a temporary path next to `path`; renames it onto `path` on success.
+    """Yields a temporary path beside `path`; renames it onto `path` after.
 
     The temporary file lives in the same directory, so the final
     `os.replace` is atomic on POSIX. On an exception the temporary file is

@@ -85,11 +85,11 @@ def _variable_value(target):
 def _expected_shape(target, hook):
     if hook == "split_w0":
         kernel, recurrent, d, _ = target
-        return (
-            kernel.shape[1] + recurrent.shape[1],
-        ) + tuple(kernel.shape[2:])
+        return (kernel.shape[1] + recurrent.shape[1],) + tuple(kernel.shape[2:])
     variable, index = target
-    shape = tuple(variable.shape) if index is None else tuple(variable.shape[1:])
+    shape = (
+        tuple(variable.shape) if index is None else tuple(variable.shape[1:])
+    )
     return (1,) + shape if hook == "squeeze0" else shape
 
 

@@ -27,14 +27,31 @@ def test_convert_round_trip_and_no_silent_overwrite(
 ):
     options, weights = reference_weights("tiny")
     keras_file = str(tmp_path / "bilm.keras")
-    assert main(
-        ["convert", "--options", options, "--weights", weights,
-         "--to-keras", keras_file]
-    ) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "--options",
+                options,
+                "--weights",
+                weights,
+                "--to-keras",
+                keras_file,
+            ]
+        )
+        == 0
+    )
     out_options = str(tmp_path / "o.json")
     out_weights = str(tmp_path / "w.hdf5")
-    args = ["convert", "--from-keras", keras_file, "--to-options",
-            out_options, "--to-weights", out_weights]
+    args = [
+        "convert",
+        "--from-keras",
+        keras_file,
+        "--to-options",
+        out_options,
+        "--to-weights",
+        out_weights,
+    ]
     assert main(args) == 0
     with h5py.File(weights) as a, h5py.File(out_weights) as b:
         name = "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/B"

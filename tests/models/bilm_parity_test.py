@@ -91,9 +91,7 @@ def test_stateful_batches_match_allennlp(name, reference_weights):
                 f"{name} stateful batch {k} layer {layer}",
             )
         fresh = layers_of(stateless(ids))
-        carried_changed_something |= bool(
-            np.abs(fresh - expected).max() > 1e-2
-        )
+        carried_changed_something |= bool(np.abs(fresh - expected).max() > 1e-2)
     # The carried state really matters on these batches.
     assert carried_changed_something
     # reset_states() starts over: the first batch again equals a fresh run.

@@ -67,9 +67,10 @@ def test_config_options_json_round_trip(tmp_path):
         path = tmp_path / f"{name}.json"
         cfg.to_options_json(path)
         assert keras_elmo.BiLMConfig.from_options_json(path) == cfg
-        assert keras_elmo.BiLMConfig.from_options_json(
-            json.load(open(path))
-        ) == cfg
+        assert (
+            keras_elmo.BiLMConfig.from_options_json(json.load(open(path)))
+            == cfg
+        )
 
 
 def test_published_configs():
@@ -102,7 +103,9 @@ def test_options_accept_both_n_characters(tmp_path):
     options = keras_elmo.BiLMConfig.from_preset("tiny").to_options_dict()
     for n in (261, 262):
         options["char_cnn"]["n_characters"] = n
-        assert keras_elmo.BiLMConfig.from_options_json(options).n_characters == n
+        assert (
+            keras_elmo.BiLMConfig.from_options_json(options).n_characters == n
+        )
     options["char_cnn"]["n_characters"] = 300
     with pytest.raises(ValueError, match="n_characters.*got 300"):
         keras_elmo.BiLMConfig.from_options_json(options)
@@ -144,9 +147,7 @@ def test_stateful_carries_state_and_resets():
     second = np.asarray(bilm(ids)["lstm_outputs1"])
     assert np.abs(second - first).max() > 1e-3
     bilm.reset_states()
-    np.testing.assert_allclose(
-        bilm(ids)["lstm_outputs1"], first, atol=1e-6
-    )
+    np.testing.assert_allclose(bilm(ids)["lstm_outputs1"], first, atol=1e-6)
 
 
 def test_mixed_bfloat16_policy_runs():

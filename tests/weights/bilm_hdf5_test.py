@@ -15,9 +15,11 @@ def _datasets(path):
     with h5py.File(path, "r") as f:
         out = {}
         f.visititems(
-            lambda name, obj: out.__setitem__(name, obj[()])
-            if isinstance(obj, h5py.Dataset)
-            else None
+            lambda name, obj: (
+                out.__setitem__(name, obj[()])
+                if isinstance(obj, h5py.Dataset)
+                else None
+            )
         )
     return out
 
