@@ -33,7 +33,7 @@ def run(args):
     import keras
 
     import keras_elmo
-    from keras_elmo.utils.atomic import atomic_path
+    from keras_elmo.utils.atomic import save_keras_atomically
 
     if args.from_keras:
         bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
@@ -58,19 +58,7 @@ def run(args):
     for path in (args.to_keras, args.to_options, args.to_weights):
         _check_output(path, args.force)
     if args.to_keras:
-        if not args.to_keras.endswith(".keras"):
-            raise ValueError(
-                f"`--to-keras` must end in .keras, received {args.to_keras!r}."
-            )
-        with atomic_path(args.to_keras) as tmp:
-            os.remove(tmp)
-            tmp_keras = tmp + ".keras"
-            try:
-                bilm.save(tmp_keras)
-                os.replace(tmp_keras, tmp)
-            finally:
-                if os.path.exists(tmp_keras):
-                    os.remove(tmp_keras)
+        save_keras_atomically(bilm, args.to_keras)
     if args.to_options:
         bilm.save_allennlp(args.to_options, args.to_weights)
     return 0

@@ -81,6 +81,12 @@ class CharCNNEmbedding(keras.layers.Layer):
                 "Received an invalid value for argument `activation`, "
                 f"expected 'relu' or 'tanh', got {activation!r}."
             )
+        if int(num_characters) < char_vocab.NUM_CHARACTERS:
+            raise ValueError(
+                "Received an invalid value for argument `num_characters`, "
+                f"expected >= {char_vocab.NUM_CHARACTERS} (ids 0..261), got "
+                f"{num_characters!r}."
+            )
         self.filters = filters
         self.char_embedding_dim = int(char_embedding_dim)
         self.activation = activation

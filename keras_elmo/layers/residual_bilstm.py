@@ -61,6 +61,10 @@ class ResidualBiLSTM(keras.layers.Layer):
         projection_clip: float or None. Clip value for the projection.
         use_skip_connections: bool. Residual connections from layer 2 on.
         forget_bias: float. Added to the forget gate at run time.
+        dropout: float. Dropout rate on each layer's input during training
+            (bilm-tf's `DropoutWrapper(input_keep_prob)`; the residual adds
+            the dropped input, as there).
+        seed: int or None. Seed of the dropout masks.
         kernel_initializer: initializer for the input kernels `W`.
         recurrent_initializer: initializer for the recurrent kernels `U`.
         projection_initializer: initializer for `W_proj`.
@@ -76,6 +80,7 @@ class ResidualBiLSTM(keras.layers.Layer):
             the states each row starts from (zeros when omitted). For the
             backward direction, the state "before" the last real token.
         return_state: bool. Also return the final states.
+        training: bool. Enables dropout.
 
     Returns:
         A list of `L` tensors `[B, T, 2P]`: layer `l`'s forward and
@@ -103,6 +108,8 @@ class ResidualBiLSTM(keras.layers.Layer):
         projection_clip=None,
         use_skip_connections=True,
         forget_bias=1.0,
+        dropout=0.0,
+        seed=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         projection_initializer="glorot_uniform",
@@ -138,6 +145,14 @@ class ResidualBiLSTM(keras.layers.Layer):
         )
         self.use_skip_connections = bool(use_skip_connections)
         self.forget_bias = float(forget_bias)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(
+                "Received an invalid value for argument `dropout`, expected "
+                f"a float in [0, 1), got {dropout!r}."
+            )
+        self.dropout = float(dropout)
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(
             recurrent_initializer
@@ -199,7 +214,14 @@ class ResidualBiLSTM(keras.layers.Layer):
 
         return self.add_weight(name=name, shape=(2,) + shape, initializer=init)
 
-    def call(self, inputs, mask=None, initial_state=None, return_state=False):
+    def call(
+        self,
+        inputs,
+        mask=None,
+        initial_state=None,
+        return_state=False,
+        training=None,
+    ):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
         if mask is None:
             mask = ops.ones((batch, steps), dtype="bool")
@@ -218,6 +240,10 @@ class ResidualBiLSTM(keras.layers.Layer):
                 state = None
             else:
                 state = (initial_state[0][layer], initial_state[1][layer])
+            if training and self.dropout > 0:
+                layer_input = keras.random.dropout(
+                    layer_input, self.dropout, seed=self.seed_generator
+                )
             sequence, (h, c) = self._run_layer(layer, layer_input, real, state)
             if layer > 0 and self.use_skip_connections:
                 sequence = sequence + layer_input
@@ -295,7 +321,12 @@ class ResidualBiLSTM(keras.layers.Layer):
         return [shape] * self.num_layers
 
     def compute_output_spec(
-        self, inputs, mask=None, initial_state=None, return_state=False
+        self,
+        inputs,
+        mask=None,
+        initial_state=None,
+        return_state=False,
+        training=None,
     ):
         dtype = self.compute_dtype
         outputs = [
@@ -322,6 +353,8 @@ class ResidualBiLSTM(keras.layers.Layer):
                 "projection_clip": self.projection_clip,
                 "use_skip_connections": self.use_skip_connections,
                 "forget_bias": self.forget_bias,
+                "dropout": self.dropout,
+                "seed": self.seed,
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
                 ),

@@ -41,6 +41,8 @@ class BiLM(keras.Model):
     Args:
         config: `keras_elmo.BiLMConfig`, or a dict of its fields.
         stateful: bool. Carry LSTM states across calls (default False).
+        dropout: float. Dropout on each biLSTM layer's input while training
+            (bilm-tf's default for training is 0.1); 0 at inference.
         dtype: dtype or `keras.DTypePolicy` for every layer.
         **kwargs: standard `keras.Model` arguments (e.g. `name`).
 
@@ -55,7 +57,9 @@ class BiLM(keras.Model):
         Peters et al. 2018, "Deep contextualized word representations".
     """
 
-    def __init__(self, config, stateful=False, dtype=None, **kwargs):
+    def __init__(
+        self, config, stateful=False, dropout=0.0, dtype=None, **kwargs
+    ):
         if isinstance(config, dict):
             config = BiLMConfig(**config)
         if not isinstance(config, BiLMConfig):
@@ -88,6 +92,7 @@ class BiLM(keras.Model):
             cell_clip=config.cell_clip,
             projection_clip=config.projection_clip,
             use_skip_connections=config.use_skip_connections,
+            dropout=dropout,
             dtype=dtype,
             name="bilstm",
         )
@@ -141,6 +146,7 @@ class BiLM(keras.Model):
         # === Config ===
         self.config = config
         self.stateful = bool(stateful)
+        self.dropout = float(dropout)
         self.char_cnn = char_cnn
         self.highway = highway
         self.token_projection = projection
@@ -193,6 +199,7 @@ class BiLM(keras.Model):
         return {
             "config": self.config.to_dict(),
             "stateful": self.stateful,
+            "dropout": self.dropout,
             "name": self.name,
             "trainable": self.trainable,
             "dtype": keras.saving.serialize_keras_object(self.dtype_policy),

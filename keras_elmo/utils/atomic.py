@@ -38,3 +38,24 @@ def atomic_write(path, mode="w", encoding="utf-8"):
         kwargs = {} if "b" in mode else {"encoding": encoding}
         with open(tmp, mode, **kwargs) as f:
             yield f
+
+
+def save_keras_atomically(model, path):
+    """`model.save(path)` through a temporary file and a rename.
+
+    Keras insists on a `.keras` suffix, so the model is saved to
+    `<tmp>.keras` beside `path` and renamed into place.
+    """
+    path = os.fspath(path)
+    if not path.endswith(".keras"):
+        raise ValueError(
+            f"A Keras model file must end in .keras, received {path!r}."
+        )
+    with atomic_path(path) as tmp:
+        tmp_keras = tmp + ".keras"
+        try:
+            model.save(tmp_keras)
+            os.replace(tmp_keras, tmp)
+        finally:
+            if os.path.exists(tmp_keras):
+                os.remove(tmp_keras)
