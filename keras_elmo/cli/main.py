@@ -11,6 +11,9 @@ from keras_elmo.version import __version__
 COMMANDS = {
     "demo": "keras_elmo.cli.demo",
     "convert": "keras_elmo.cli.convert",
+    "vocab": "keras_elmo.cli.vocab",
+    "train": "keras_elmo.cli.train",
+    "evaluate": "keras_elmo.cli.evaluate",
 }
 
 

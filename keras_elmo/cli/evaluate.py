@@ -1,0 +1,46 @@
+"""Full-softmax perplexity of a trained biLM on held-out text.
+
+    keras-elmo evaluate --data 'test.txt.gz' --model runs/small [--json]
+
+Reports forward and backward perplexity separately and their geometric
+mean (the figure bilm-tf reports), the number of predictions per direction
+(words + the sentence boundary) and the out-of-vocabulary rate.
+"""
+
+import json
+import sys
+
+HELP = "Perplexity (forward, backward, mean) of a trained biLM."
+
+
+def add_arguments(parser):
+    parser.add_argument("--data", required=True, help="Files glob.")
+    parser.add_argument(
+        "--model", required=True, help="A `keras-elmo train` output dir."
+    )
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=100)
+    parser.add_argument(
+        "--json", action="store_true", help="Print one JSON line."
+    )
+
+
+def run(args):
+    from keras_elmo.training.evaluate import evaluate_model
+    from keras_elmo.training.model_files import load_language_model
+
+    model, vocabulary = load_language_model(args.model)
+    result = evaluate_model(
+        model, vocabulary, args.data, args.batch_size, args.max_tokens
+    )
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+    else:
+        sys.stdout.write(
+            f"forward perplexity  {result['forward_perplexity']:.2f}\n"
+            f"backward perplexity {result['backward_perplexity']:.2f}\n"
+            f"mean perplexity     {result['perplexity']:.2f}\n"
+            f"tokens              {result['tokens']}\n"
+            f"OOV rate            {result['oov_rate']:.4f}\n"
+        )
+    return 0

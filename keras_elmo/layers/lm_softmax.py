@@ -1,0 +1,77 @@
+"""`LMSoftmax`: the output word embedding shared by both LM directions."""
+
+import keras
+from keras import ops
+
+from keras_elmo.api_export import keras_elmo_export
+
+
+@keras_elmo_export("keras_elmo.layers.LMSoftmax")
+class LMSoftmax(keras.layers.Layer):
+    """Full-softmax logits over a word vocabulary: `h W^T + b`.
+
+    One `[V, P]` matrix `W` and bias `b` serve the forward and the backward
+    language model, as in Peters et al. (2018) and bilm-tf. Training with a
+    large vocabulary uses the same weights through a sampled softmax
+    (`keras_elmo.training.lm_loss`); evaluation always uses the full one.
+
+    Args:
+        vocabulary_size: int. `V`.
+        embeddings_initializer: initializer for `W` (bilm-tf: N(0, 1/sqrt(P))).
+        **kwargs: standard `keras.layers.Layer` arguments. Keep `dtype`
+            float32 under mixed precision: logits and the softmax stay fp32.
+
+    Call arguments:
+        hidden: float tensor `[..., P]`.
+
+    Returns:
+        float tensor `[..., V]` of logits.
+
+    Masking: position-wise; no masking.
+    """
+
+    def __init__(self, vocabulary_size, embeddings_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(vocabulary_size, int) or vocabulary_size < 4:
+            raise ValueError(
+                "Received an invalid value for argument `vocabulary_size`, "
+                "expected an integer >= 4 (<S>, </S>, <UNK> and a word), "
+                f"got {vocabulary_size!r}."
+            )
+        self.vocabulary_size = vocabulary_size
+        self.embeddings_initializer = keras.initializers.get(
+            embeddings_initializer
+            or keras.initializers.VarianceScaling(
+                1.0, mode="fan_out", distribution="untruncated_normal"
+            )
+        )
+
+    def build(self, hidden_shape):
+        dim = hidden_shape[-1]
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.vocabulary_size, dim),
+            initializer=self.embeddings_initializer,
+        )
+        self.bias = self.add_weight(
+            name="bias", shape=(self.vocabulary_size,), initializer="zeros"
+        )
+
+    def call(self, hidden):
+        hidden = ops.cast(hidden, self.compute_dtype)
+        return ops.matmul(hidden, ops.transpose(self.embeddings)) + self.bias
+
+    def compute_output_shape(self, hidden_shape):
+        return tuple(hidden_shape[:-1]) + (self.vocabulary_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "embeddings_initializer": keras.initializers.serialize(
+                    self.embeddings_initializer
+                ),
+            }
+        )
+        return config

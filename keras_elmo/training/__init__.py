@@ -1,0 +1,1 @@
+"""Training: losses, strategies, the distributed loop, checkpoints."""

@@ -1,0 +1,60 @@
+"""Checkpoints: what is saved, where each worker writes, atomic outputs."""
+
+import os
+import tempfile
+
+import tensorflow as tf
+
+
+class TrainingState(tf.Module):
+    """Counters saved with the model: global step and position in the epoch."""
+
+    def __init__(self):
+        super().__init__(name="training_state")
+        self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.batch_in_epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+
+def make_manager(
+    model, optimizer, state, loss_scale, out_dir, strategy, keep=3
+):
+    """A `tf.train.CheckpointManager` over everything a resume needs.
+
+    The model's variables include the dropout RNG states (Keras seed
+    generators), so a resumed run draws the same masks. TensorFlow writes
+    the checkpoint files first and the `checkpoint` index last, by rename:
+    a kill leaves the previous checkpoint usable. Under a multi-worker
+    strategy every worker saves (the save is collective), but only the chief
+    writes to `out_dir/checkpoints`; the others use a temporary directory.
+    """
+    from keras_elmo.training.strategy import is_chief
+
+    # Keras 3 functional models do not expose their layers to
+    # `tf.train.Checkpoint`, so the model's variables (weights and the
+    # seed-generator states that drive dropout) are listed explicitly;
+    # their order is fixed by the model's construction.
+    checkpoint = tf.train.Checkpoint(
+        model_variables=list(model.variables),
+        optimizer=optimizer,
+        state=state,
+        loss_scale=loss_scale,
+    )
+    directory = os.path.join(out_dir, "checkpoints")
+    if not is_chief(strategy):
+        directory = tempfile.mkdtemp(prefix="keras_elmo_worker_ckpt_")
+    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=keep)
+
+
+def restore_latest(manager):
+    """Restores the newest checkpoint, if any; returns its path or None."""
+    latest = manager.latest_checkpoint
+    if latest:
+        manager.checkpoint.restore(latest).assert_existing_objects_matched()
+    return latest
+
+
+def summary_writer(out_dir, chief):
+    if not chief:
+        return None
+    return tf.summary.create_file_writer(os.path.join(out_dir, "logs"))

@@ -1,0 +1,82 @@
+"""Language-model losses: full and sampled softmax over real tokens only."""
+
+import math
+
+import tensorflow as tf
+
+
+def log_uniform_sample(num_sampled, vocabulary_size, seed):
+    """Stateless log-uniform (Zipfian) candidate sampling, with replacement.
+
+    `P(k) = (log(k + 2) - log(k + 1)) / log(V + 1)`, the distribution of
+    TensorFlow's `log_uniform_candidate_sampler`, which suits vocabularies
+    sorted by descending frequency (the bilm-tf vocabulary order). Drawn
+    with a stateless RNG from `seed` (a `[2]` int tensor), so a resumed or
+    distributed run draws exactly the same candidates.
+
+    Returns:
+        `(sampled [S] int64, probability function k -> P(k))`.
+    """
+    log_range = math.log(vocabulary_size + 1)
+    u = tf.random.stateless_uniform([num_sampled], seed=seed, dtype=tf.float64)
+    sampled = tf.cast(tf.floor(tf.exp(u * log_range)), tf.int64) - 1
+    sampled = tf.clip_by_value(sampled, 0, vocabulary_size - 1)
+
+    def probability(k):
+        k = tf.cast(k, tf.float64)
+        return (tf.math.log(k + 2.0) - tf.math.log(k + 1.0)) / log_range
+
+    return sampled, probability
+
+
+def direction_loss_sum(
+    softmax, hidden, targets, num_sampled=0, seed=None, training=False
+):
+    """Summed cross-entropy over the real tokens of one direction.
+
+    Args:
+        softmax: the `LMSoftmax` layer (`embeddings` `[V, P]`, `bias`).
+        hidden: float `[B, T1, P]`, the states that predict `targets`.
+        targets: int `[B, T1]` word ids, -1 at padding.
+        num_sampled: int. 0 = full softmax; else the sampled-softmax
+            negatives (used only while training).
+        seed: `[2]` int tensor for the sampler (stateless).
+        training: bool.
+
+    Returns:
+        `(loss_sum, token_count)`, float32 scalars. Logits and the
+        softmax are computed in float32 whatever the compute dtype.
+    """
+    real = tf.greater_equal(targets, 0)
+    states = tf.cast(tf.boolean_mask(hidden, real), tf.float32)  # [N, P]
+    labels = tf.cast(tf.boolean_mask(targets, real), tf.int64)  # [N]
+    count = tf.cast(tf.size(labels), tf.float32)
+    weights = tf.convert_to_tensor(softmax.embeddings)
+    bias = tf.convert_to_tensor(softmax.bias)
+    if num_sampled and training:
+        vocabulary_size = softmax.vocabulary_size
+        sampled, probability = log_uniform_sample(
+            num_sampled, vocabulary_size, seed
+        )
+        true_expected = tf.cast(
+            num_sampled * probability(labels)[:, None], tf.float32
+        )
+        sampled_expected = tf.cast(
+            num_sampled * probability(sampled), tf.float32
+        )
+        losses = tf.nn.sampled_softmax_loss(
+            weights=weights,
+            biases=bias,
+            labels=labels[:, None],
+            inputs=states,
+            num_sampled=num_sampled,
+            num_classes=vocabulary_size,
+            sampled_values=(sampled, true_expected, sampled_expected),
+            remove_accidental_hits=True,
+        )
+    else:
+        logits = tf.matmul(states, weights, transpose_b=True) + bias
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits
+        )
+    return tf.reduce_sum(losses), count

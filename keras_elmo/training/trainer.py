@@ -1,0 +1,372 @@
+"""`Trainer`: the distributed, resumable biLM training loop.
+
+One loop serves every strategy (one device, `MirroredStrategy`,
+`MultiWorkerMirroredStrategy`): Keras 3's `fit` fails under
+`MultiWorkerMirroredStrategy` (keras-team/keras#20585), and one code path
+means a multi-worker run computes exactly what a single process computes.
+Each step, on every replica:
+
+    loss = (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd) / 2
+
+with `N` the token counts of the *global* batch (all-reduced), so the
+summed gradient is the gradient of the global mean. Gradients are
+all-reduced, clipped by their global norm, and applied with a Keras
+optimizer. Checkpoints hold the model, the optimizer, the RNG states and
+the position in the epoch, so a restarted run resumes mid-epoch on the same
+batches (`BackupAndRestore` semantics) and, with deterministic ops, ends
+with the same weights as an uninterrupted run.
+"""
+
+import logging
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_elmo.config import BiLMConfig
+from keras_elmo.data.lm_dataset import make_lm_dataset
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.training import checkpoints
+from keras_elmo.training import model_files
+from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.training.strategy import is_chief
+from keras_elmo.training.strategy import make_strategy
+from keras_elmo.utils.atomic import save_keras_atomically
+
+logger = logging.getLogger(__name__)
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last checkpoint is kept."""
+
+
+def make_optimizer(name, learning_rate):
+    """bilm-tf's Adagrad (accumulator 1.0) or any Keras optimizer by name.
+
+    Clipping is done by the trainer on the all-reduced gradient, so the
+    optimizer itself must not clip.
+    """
+    if name == "adagrad":
+        return keras.optimizers.Adagrad(
+            learning_rate=learning_rate, initial_accumulator_value=1.0
+        )
+    optimizer = keras.optimizers.get(
+        {"class_name": name, "config": {"learning_rate": learning_rate}}
+    )
+    return optimizer
+
+
+def resolve_model_config(model):
+    if os.path.exists(model):
+        return BiLMConfig.from_options_json(model)
+    return BiLMConfig.from_preset(model)
+
+
+class Trainer:
+    """Builds the model under a strategy and runs the training loop.
+
+    Args:
+        config: `keras_elmo.training.TrainingConfig`.
+        strategy: optional `tf.distribute.Strategy` (else from
+            `config.strategy`).
+    """
+
+    def __init__(self, config, strategy=None):
+        self.config = config
+        if config.deterministic:
+            tf.config.experimental.enable_op_determinism()
+        keras.utils.set_random_seed(config.seed)
+        self.strategy = strategy or make_strategy(config.strategy)
+        self.chief = is_chief(self.strategy)
+        self.vocabulary = Vocabulary.load(config.vocab)
+        self.model_config = resolve_model_config(config.model)
+        if config.init_from:
+            self.model_config = BiLMConfig.from_options_json(
+                config.init_from[0]
+            )
+        dtype = {
+            None: None,
+            "bfloat16": "mixed_bfloat16",
+            "float16": "mixed_float16",
+        }[config.mixed_precision]
+        with self.strategy.scope():
+            backbone = BiLM(
+                self.model_config, dropout=config.dropout, dtype=dtype
+            )
+            self.model = BiLMLanguageModel(
+                backbone, len(self.vocabulary), dropout=config.dropout
+            )
+            self.optimizer = make_optimizer(
+                config.optimizer, config.learning_rate
+            )
+            self.optimizer.build(self.model.trainable_variables)
+            self.loss_scale = tf.Variable(
+                2.0**15 if config.mixed_precision == "float16" else 1.0,
+                trainable=False,
+                dtype=tf.float32,
+            )
+            self.state = checkpoints.TrainingState()
+        if config.init_from:
+            self._init_from(*config.init_from)
+        self.manager = checkpoints.make_manager(
+            self.model,
+            self.optimizer,
+            self.state,
+            self.loss_scale,
+            config.out_dir,
+            self.strategy,
+            keep=config.keep_checkpoints,
+        )
+        restored = checkpoints.restore_latest(self.manager)
+        if restored:
+            logger.info(
+                "Resumed from %s: epoch %d, batch %d, step %d",
+                restored,
+                int(self.state.epoch.numpy()),
+                int(self.state.batch_in_epoch.numpy()),
+                int(self.state.step.numpy()),
+            )
+        self.resumed_from = restored
+        self._train_step = self._make_train_step()
+
+    def _init_from(self, options, weights, softmax=None):
+        from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+
+        load_bilm_hdf5(self.model.backbone, weights)
+        if softmax:
+            model_files.load_softmax_hdf5(self.model.softmax, softmax)
+        else:
+            logger.warning(
+                "Fine-tuning without a softmax file: the softmax for the "
+                "%d-word vocabulary starts from random weights, so the "
+                "first steps train it from scratch.",
+                len(self.vocabulary),
+            )
+
+    # --- data -----------------------------------------------------------
+
+    def _distributed_dataset(self, epoch, skip_batches):
+        config = self.config
+        replicas = self.strategy.num_replicas_in_sync
+
+        def dataset_fn(context):
+            local = replicas // context.num_input_pipelines
+            first = context.input_pipeline_id * local
+            slices = [
+                make_lm_dataset(
+                    config.train,
+                    self.vocabulary,
+                    global_batch_size=config.batch_size,
+                    max_tokens=config.max_tokens,
+                    shuffle=True,
+                    seed=config.seed + epoch,
+                    bucket_boundaries=config.bucket_boundaries,
+                    replica_index=first + r,
+                    num_replicas=replicas,
+                ).skip(skip_batches)
+                for r in range(local)
+            ]
+            if local == 1:
+                return slices[0]
+            # Consecutive elements go to consecutive local replicas.
+            zipped = tf.data.Dataset.zip(tuple(slices))
+            return zipped.flat_map(
+                lambda *parts: _concatenate_datasets(
+                    [tf.data.Dataset.from_tensors(p) for p in parts]
+                )
+            )
+
+        options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+        return self.strategy.distribute_datasets_from_function(
+            dataset_fn, options
+        )
+
+    # --- one step -------------------------------------------------------
+
+    def _make_train_step(self):
+        model, optimizer = self.model, self.optimizer
+        config = self.config
+        variables = model.trainable_variables
+        replicas = self.strategy.num_replicas_in_sync
+
+        def replica_step(features, targets, step):
+            context = tf.distribute.get_replica_context()
+            replica = context.replica_id_in_sync_group
+            replica = tf.cast(replica, tf.int64)
+            seed = tf.stack(
+                [tf.cast(config.seed, tf.int64), step * 1024 + 2 * replica]
+            )
+            with tf.GradientTape() as tape:
+                hidden = model(features["char_ids"], training=True)
+                sums, counts = [], []
+                for k, direction in enumerate(("forward", "backward")):
+                    loss_sum, count = direction_loss_sum(
+                        model.softmax,
+                        hidden[direction],
+                        targets[direction],
+                        num_sampled=config.num_sampled,
+                        seed=seed + k,
+                        training=True,
+                    )
+                    sums.append(loss_sum)
+                    counts.append(count)
+                total = context.all_reduce("sum", tf.stack(counts))
+                total = tf.maximum(total, 1.0)
+                loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
+                scaled = loss * self.loss_scale
+            grads = tape.gradient(scaled, variables)
+            grads = [
+                tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+                for g, v in zip(grads, variables)
+            ]
+            grads = context.all_reduce("sum", grads)
+            grads = [g / self.loss_scale for g in grads]
+            norm = tf.linalg.global_norm(grads)
+            finite = tf.math.is_finite(norm)
+            grads, _ = tf.clip_by_global_norm(
+                grads, config.clip_norm, use_norm=norm
+            )
+            # The optimizer sums over replicas again: pre-divide. A
+            # non-finite step is applied as a zero gradient (a conditional
+            # update cannot hold the optimizer's cross-replica sync); the
+            # host loop then stops before anything is saved.
+            grads = [
+                tf.where(finite, g / replicas, tf.zeros_like(g)) for g in grads
+            ]
+            optimizer.apply_gradients(zip(grads, variables))
+            applied = tf.cast(finite, tf.float32)
+            return tf.stack(sums), tf.stack(counts), norm, applied
+
+        @tf.function
+        def train_step(iterator, step):
+            features, targets = next(iterator)
+            sums, counts, norm, applied = self.strategy.run(
+                replica_step, args=(features, targets, step)
+            )
+            reduce = self.strategy.reduce
+            return (
+                reduce("sum", sums, axis=None),
+                reduce("sum", counts, axis=None),
+                # Equal on every replica (computed after the all-reduce).
+                reduce("mean", norm, axis=None),
+                reduce("mean", applied, axis=None),
+            )
+
+        return train_step
+
+    # --- the loop -------------------------------------------------------
+
+    def train(self):
+        """Runs the remaining epochs; returns the history of epoch metrics."""
+        config = self.config
+        writer = checkpoints.summary_writer(config.out_dir, self.chief)
+        history = []
+        while int(self.state.epoch.numpy()) < config.epochs:
+            epoch = int(self.state.epoch.numpy())
+            skip = int(self.state.batch_in_epoch.numpy())
+            history.append(self._train_epoch(epoch, skip, writer))
+            self.state.epoch.assign_add(1)
+            self.state.batch_in_epoch.assign(0)
+            self.manager.save(checkpoint_number=int(self.state.step.numpy()))
+        if self.chief:
+            self.write_outputs()
+        return history
+
+    def _train_epoch(self, epoch, skip, writer):
+        config = self.config
+        iterator = iter(self._distributed_dataset(epoch, skip))
+        target = config.steps_per_epoch
+        bar = (
+            keras.utils.Progbar(
+                target, stateful_metrics=["ppl", "tokens/s"], unit_name="step"
+            )
+            if config.verbose and self.chief
+            else None
+        )
+        if self.chief:
+            logger.info("Epoch %d/%d", epoch + 1, config.epochs)
+        sums = np.zeros(2)
+        counts = np.zeros(2)
+        start, tokens_seen = time.perf_counter(), 0.0
+        done = skip
+        while target is None or done < target:
+            step = int(self.state.step.numpy())
+            try:
+                s, c, norm, applied = self._train_step(
+                    iterator, tf.constant(step, tf.int64)
+                )
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
+            s, c = s.numpy(), c.numpy()
+            loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
+            if float(applied.numpy()) < 1.0 or not np.isfinite(loss):
+                raise TrainingDiverged(
+                    f"Training diverged at step {step} (epoch {epoch + 1}, "
+                    f"batch {done + 1}): loss {loss}, gradient norm "
+                    f"{float(norm.numpy())}. Its gradient was zeroed and "
+                    "nothing was saved; the last good checkpoint in "
+                    f"{self.manager.directory} is intact."
+                )
+            done += 1
+            sums += s
+            counts += c
+            tokens_seen += float(c[0])
+            self.state.step.assign_add(1)
+            self.state.batch_in_epoch.assign(done)
+            step += 1
+            rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
+            if bar is not None:
+                bar.update(
+                    done,
+                    [("loss", loss), ("ppl", np.exp(loss)), ("tokens/s", rate)],
+                )
+            if writer is not None and step % config.log_every == 0:
+                with writer.as_default(step=step):
+                    tf.summary.scalar("loss", loss)
+                    tf.summary.scalar("perplexity", np.exp(loss))
+                    tf.summary.scalar("gradient_norm", norm)
+                    tf.summary.scalar("tokens_per_second", rate)
+            if step % config.checkpoint_every == 0:
+                self.manager.save(checkpoint_number=step)
+        mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
+        result = {
+            "epoch": epoch + 1,
+            "loss": float(mean),
+            "perplexity": float(np.exp(mean)),
+            "steps": done - skip,
+        }
+        if config.valid:
+            from keras_elmo.training.evaluate import evaluate_model
+
+            valid = evaluate_model(
+                self.model, self.vocabulary, config.valid, config.batch_size
+            )
+            result["valid_perplexity"] = valid["perplexity"]
+            if writer is not None:
+                with writer.as_default(step=int(self.state.step.numpy())):
+                    tf.summary.scalar("valid_perplexity", valid["perplexity"])
+        if self.chief:
+            logger.info("Epoch %d: %s", epoch + 1, result)
+        return result
+
+    def write_outputs(self):
+        """Writes options.json, weights.hdf5, softmax.hdf5, vocab, .keras."""
+        paths = model_files.model_paths(self.config.out_dir)
+        backbone = self.model.backbone
+        backbone.save_allennlp(paths["options"], paths["weights"])
+        model_files.save_softmax_hdf5(self.model.softmax, paths["softmax"])
+        self.vocabulary.save(paths["vocabulary"])
+        inference = BiLM.from_allennlp(paths["options"], paths["weights"])
+        save_keras_atomically(inference, paths["keras"])
+        logger.info("Wrote the trained model to %s", self.config.out_dir)
+
+
+def _concatenate_datasets(datasets):
+    out = datasets[0]
+    for dataset in datasets[1:]:
+        out = out.concatenate(dataset)
+    return out

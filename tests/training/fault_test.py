@@ -1,0 +1,126 @@
+"""Faults: SIGKILL mid-epoch then resume; a NaN stops training cleanly."""
+
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import TRAIN
+from conftest import cli_command
+from conftest import cli_env
+from conftest import hdf5_arrays
+from conftest import run_cli
+
+
+def train_args(vocab, out):
+    return [
+        "-v",
+        "train",
+        "--train",
+        TRAIN,
+        "--vocab",
+        vocab,
+        "--config",
+        "tiny",
+        "--out",
+        out,
+        "--epochs",
+        "2",
+        "--steps-per-epoch",
+        "24",
+        "--batch-size",
+        "16",
+        "--checkpoint-every",
+        "4",
+        "--deterministic",
+        "--quiet",
+    ]
+
+
+@pytest.mark.large
+def test_sigkill_mid_epoch_resumes_and_matches_uninterrupted(
+    sample_vocab, tmp_path
+):
+    reference = str(tmp_path / "reference")
+    done = run_cli(*train_args(sample_vocab, reference))
+    assert done.returncode == 0, done.stderr
+
+    out = str(tmp_path / "killed")
+    process = subprocess.Popen(
+        cli_command(*train_args(sample_vocab, out)),
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    marker = os.path.join(out, "checkpoints", "ckpt-12.index")
+    deadline = time.time() + 300
+    while not os.path.exists(marker) and time.time() < deadline:
+        assert process.poll() is None, "training ended before the kill"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert not os.path.exists(os.path.join(out, "weights.hdf5"))
+    latest = tf.train.latest_checkpoint(os.path.join(out, "checkpoints"))
+    step = int(latest.rsplit("-", 1)[1])
+    assert 12 <= step < 24, "killed mid-epoch 1"
+
+    resumed = run_cli(*train_args(sample_vocab, out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"Resumed from {latest}" in resumed.stderr
+    assert f"batch {step}, step {step}" in resumed.stderr
+    for name in ("weights.hdf5", "softmax.hdf5"):
+        expected = hdf5_arrays(os.path.join(reference, name))
+        actual = hdf5_arrays(os.path.join(out, name))
+        assert sorted(actual) == sorted(expected)
+        for key in expected:
+            np.testing.assert_array_equal(actual[key], expected[key], key)
+
+
+@pytest.mark.large
+def test_nan_stops_training_and_keeps_the_last_good_checkpoint(
+    sample_vocab, tmp_path, monkeypatch
+):
+    from keras_elmo.training import trainer as trainer_module
+    from keras_elmo.training.trainer import Trainer
+    from keras_elmo.training.trainer import TrainingDiverged
+    from keras_elmo.training.training_config import TrainingConfig
+
+    real_loss = trainer_module.direction_loss_sum
+
+    def poisoned(softmax, hidden, targets, **kwargs):
+        loss_sum, count = real_loss(softmax, hidden, targets, **kwargs)
+        # A NaN enters with the batch of step 6 (steps count from 0).
+        seed = kwargs["seed"]
+        is_bad = tf.equal(seed[1] // 1024, 6)
+        return tf.where(is_bad, np.float32(np.nan), loss_sum), count
+
+    monkeypatch.setattr(trainer_module, "direction_loss_sum", poisoned)
+    out = str(tmp_path / "nan")
+    config = TrainingConfig(
+        train=TRAIN,
+        vocab=sample_vocab,
+        out_dir=out,
+        model="tiny",
+        batch_size=16,
+        steps_per_epoch=20,
+        checkpoint_every=5,
+        verbose=False,
+    )
+    trainer = Trainer(config)
+    with pytest.raises(TrainingDiverged, match="step 6.*last good checkpoint"):
+        trainer.train()
+    checkpoints = os.path.join(out, "checkpoints")
+    assert tf.train.latest_checkpoint(checkpoints).endswith("ckpt-5")
+    # The weights in memory were not touched by the bad step, and the
+    # checkpoint holds finite weights.
+    assert all(np.isfinite(w).all() for w in trainer.model.get_weights())
+    reader = tf.train.load_checkpoint(checkpoints)
+    for name in reader.get_variable_to_shape_map():
+        value = reader.get_tensor(name)
+        if np.issubdtype(np.asarray(value).dtype, np.floating):
+            assert np.isfinite(value).all(), name
+    assert not os.path.exists(os.path.join(out, "weights.hdf5"))

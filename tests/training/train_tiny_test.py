@@ -1,0 +1,71 @@
+"""A tiny biLM really learns: validation perplexity far below unigram."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from conftest import TRAIN
+from conftest import VALID
+from conftest import run_cli
+
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.training.evaluate import unigram_perplexity
+from keras_elmo.training.trainer import Trainer
+from keras_elmo.training.training_config import TrainingConfig
+
+
+@pytest.mark.large
+def test_tiny_bilm_beats_unigram_and_cli_evaluates(sample_vocab, tmp_path):
+    out = str(tmp_path / "run")
+    config = TrainingConfig(
+        train=TRAIN,
+        valid=VALID,
+        vocab=sample_vocab,
+        out_dir=out,
+        model="tiny",
+        epochs=3,
+        batch_size=32,
+        optimizer="adam",
+        learning_rate=0.01,
+        checkpoint_every=1000,
+        verbose=False,
+    )
+    history = Trainer(config).train()
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    # Training loss falls epoch over epoch.
+    assert history[2]["loss"] < history[1]["loss"] < history[0]["loss"]
+    unigram = unigram_perplexity(TRAIN, VALID, Vocabulary.load(sample_vocab))
+    assert 250 < unigram < 350  # add-one unigram on this sample: ~300
+    assert history[-1]["valid_perplexity"] < 0.75 * unigram
+
+    # The output directory is complete and `evaluate` reads it.
+    for name in (
+        "options.json",
+        "weights.hdf5",
+        "softmax.hdf5",
+        "vocab.txt",
+        "bilm.keras",
+    ):
+        assert os.path.exists(os.path.join(out, name)), name
+    assert os.listdir(os.path.join(out, "logs"))
+    done = run_cli("evaluate", "--data", VALID, "--model", out, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(result) == [
+        "backward_perplexity",
+        "forward_perplexity",
+        "oov_rate",
+        "perplexity",
+        "tokens",
+    ]
+    np.testing.assert_allclose(
+        result["perplexity"], history[-1]["valid_perplexity"], rtol=1e-4
+    )
+    np.testing.assert_allclose(
+        result["perplexity"],
+        np.sqrt(result["forward_perplexity"] * result["backward_perplexity"]),
+        rtol=1e-9,
+    )
+    assert 0.0 < result["oov_rate"] < 0.2
+    assert result["tokens"] > 10000
