@@ -338,6 +338,8 @@ class Trainer:
             "loss": float(mean),
             "perplexity": float(np.exp(mean)),
             "steps": done - skip,
+            "tokens_per_second": tokens_seen
+            / max(time.perf_counter() - start, 1e-9),
         }
         if config.valid:
             from keras_elmo.training.evaluate import evaluate_model

@@ -1,0 +1,114 @@
+"""Penn Treebank perplexity of a small char-CNN biLM, next to published ones.
+
+    python benchmarks/ptb_perplexity.py [--out runs/ptb] [--epochs 12]
+
+Fetches PTB (benchmarks/fetch_ptb.py; never committed), builds the
+vocabulary from ptb.train.txt (its 10k words, `<unk>` included), trains a
+char-CNN biLM with `keras_elmo.training.Trainer` (resumable: rerun the same
+command after an interruption) and prints one JSON line with forward,
+backward and mean test perplexity, tokens, wall time and tokens/s.
+
+Published forward-LM test perplexities on the same splits: Kneser-Ney
+5-gram 141.2 (Mikolov 2011); char-CNN LSTM small 92.3, large 78.9 (Kim et
+al. 2016); LSTM medium 82.7, large 78.4 (Zaremba et al. 2014).
+
+The model (`PTB_OPTIONS`): Kim et al.'s small char-CNN (widths 1-6 with
+25 x width filters, one highway layer) feeding ELMo's residual biLSTM with
+2 layers of 512 cells projected to 256, full softmax over the 10k words.
+"""
+
+import argparse
+import json
+import os
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PTB_OPTIONS = {
+    "lstm": {
+        "dim": 512,
+        "projection_dim": 256,
+        "n_layers": 2,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "use_skip_connections": True,
+    },
+    "char_cnn": {
+        "activation": "tanh",
+        "filters": [[1, 25], [2, 50], [3, 75], [4, 100], [5, 125], [6, 150]],
+        "n_highway": 1,
+        "embedding": {"dim": 16},
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+    },
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=os.path.join(HERE, "data", "ptb_run"))
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--steps-per-epoch", type=int, default=None)
+    args = parser.parse_args(argv)
+
+    from fetch_ptb import fetch
+
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.training.evaluate import evaluate_model
+    from keras_elmo.training.evaluate import unigram_perplexity
+    from keras_elmo.training.trainer import Trainer
+    from keras_elmo.training.training_config import TrainingConfig
+
+    data = fetch()
+    split = {
+        s: os.path.join(data, f"ptb.{s}.txt")
+        for s in ("train", "valid", "test")
+    }
+    os.makedirs(args.out, exist_ok=True)
+    vocab = os.path.join(args.out, "ptb_vocab.txt")
+    if not os.path.exists(vocab):
+        Vocabulary.build(split["train"]).save(vocab)
+    options = os.path.join(args.out, "ptb_options.json")
+    with open(options, "w") as f:
+        json.dump(PTB_OPTIONS, f, indent=2)
+    config = TrainingConfig(
+        train=split["train"],
+        valid=split["valid"],
+        vocab=vocab,
+        out_dir=args.out,
+        model=options,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        optimizer="adam",
+        learning_rate=args.learning_rate,
+        dropout=args.dropout,
+        steps_per_epoch=args.steps_per_epoch,
+        checkpoint_every=200,
+        bucket_boundaries=(10, 20, 30, 40, 60),
+    )
+    start = time.perf_counter()
+    trainer = Trainer(config)
+    history = trainer.train()
+    wall = time.perf_counter() - start
+    result = evaluate_model(
+        trainer.model, trainer.vocabulary, split["test"], batch_size=64
+    )
+    result.update(
+        {
+            "unigram_perplexity": unigram_perplexity(
+                split["train"], split["test"], trainer.vocabulary
+            ),
+            "epochs": args.epochs,
+            "wall_seconds_this_run": wall,
+            "history": history,
+        }
+    )
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
