@@ -1,0 +1,122 @@
+"""Training throughput of a biLM preset: tokens/s and fraction of matmul.
+
+    python benchmarks/training_throughput.py [--preset small]
+        [--batch 64x20] [--vocabulary 50000] [--num-sampled 8192]
+        [--runs 5] [--threads 2]
+
+One full training step as `keras_elmo.training.Trainer` runs it (training
+call with dropout 0.1, sampled-softmax loss of both directions, gradients,
+global-norm clip, Adagrad update), compiled, on random words; median of
+`--runs` after a warm-up. Training FLOPs per token are counted as 3x the
+analytic forward FLOPs (`inference.flops_per_token` plus the sampled
+softmax, `2 * 2 * (num_sampled + 1) * P`). Prints tokens/s, GFLOP/s, and
+the same-process matmul GFLOP/s at the LSTM's input-product shape
+(`B*T x 2P` times `2P x 4H`) and the ratio between them.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--batch", default="64x20")
+    parser.add_argument("--vocabulary", type=int, default=50000)
+    parser.add_argument("--num-sampled", type=int, default=8192)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    import numpy as np
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    import keras
+    from inference import flops_per_token
+
+    import keras_elmo
+    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+    from keras_elmo.training.lm_loss import direction_loss_sum
+
+    cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
+    keras.utils.set_random_seed(0)
+    model = BiLMLanguageModel(
+        keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary, dropout=0.1
+    )
+    optimizer = keras.optimizers.Adagrad(0.2, initial_accumulator_value=1.0)
+    variables = model.trainable_variables
+    optimizer.build(variables)
+    batch, steps = (int(v) for v in args.batch.split("x"))
+    rng = np.random.default_rng(0)
+    letters = list("abcdefghijklmnopqrstuvwxyz")
+    words = [
+        ["".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(steps)]
+        for _ in range(batch)
+    ]
+    ids = tf.constant(keras_elmo.batch_to_ids(words))
+    targets = tf.constant(
+        rng.integers(0, args.vocabulary, (batch, steps + 1)).astype("int32")
+    )
+
+    @tf.function
+    def train_step(ids, targets, step):
+        with tf.GradientTape() as tape:
+            hidden = model(ids, training=True)
+            loss = 0.0
+            for k, direction in enumerate(("forward", "backward")):
+                total, count = direction_loss_sum(
+                    model.softmax,
+                    hidden[direction],
+                    targets,
+                    num_sampled=args.num_sampled,
+                    seed=tf.stack([tf.constant(0, tf.int64), step * 2 + k]),
+                    training=True,
+                )
+                loss += 0.5 * total / count
+        grads = tape.gradient(loss, variables)
+        grads = [tf.convert_to_tensor(g) for g in grads]
+        grads, _ = tf.clip_by_global_norm(grads, 10.0)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    train_step(ids, targets, tf.constant(0, tf.int64)).numpy()
+    times = []
+    for run in range(args.runs):
+        start = time.perf_counter()
+        train_step(ids, targets, tf.constant(run + 1, tf.int64)).numpy()
+        times.append(time.perf_counter() - start)
+    seconds = statistics.median(times)
+    tokens = batch * steps
+    softmax = 2 * 2 * (args.num_sampled + 1) * cfg.projection_dim
+    train_flops = 3 * (flops_per_token(cfg) + softmax)
+    achieved = train_flops * tokens / seconds / 1e9
+
+    m, k, n = tokens, 2 * cfg.projection_dim, 4 * cfg.lstm_units
+    a, b = tf.random.normal((m, k)), tf.random.normal((k, n))
+    matmul = tf.function(lambda a, b: tf.matmul(a, b))
+    matmul(a, b).numpy()
+    mm_times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        matmul(a, b).numpy()
+        mm_times.append(time.perf_counter() - start)
+    matmul_gflops = 2 * m * k * n / statistics.median(mm_times) / 1e9
+    print(
+        f"{args.preset} train {batch}x{steps} V={args.vocabulary} "
+        f"sampled={args.num_sampled}: {tokens / seconds:.0f} tokens/s, "
+        f"{seconds * 1e3:.0f} ms/step, {train_flops / 1e6:.0f} MFLOP/token, "
+        f"{achieved:.1f} GFLOP/s; matmul {m}x{k}x{n}: "
+        f"{matmul_gflops:.1f} GFLOP/s; ratio {achieved / matmul_gflops:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
