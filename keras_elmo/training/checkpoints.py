@@ -38,7 +38,7 @@ def make_manager(
         model_variables=list(model.variables),
         optimizer=optimizer,
         state=state,
-        loss_scale=loss_scale,
+        loss_scale=loss_scale.value,
     )
     directory = os.path.join(out_dir, "checkpoints")
     if not is_chief(strategy):

@@ -33,6 +33,7 @@ from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
 from keras_elmo.training import model_files
 from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
 from keras_elmo.utils.atomic import save_keras_atomically
@@ -104,11 +105,7 @@ class Trainer:
                 config.optimizer, config.learning_rate
             )
             self.optimizer.build(self.model.trainable_variables)
-            self.loss_scale = tf.Variable(
-                2.0**15 if config.mixed_precision == "float16" else 1.0,
-                trainable=False,
-                dtype=tf.float32,
-            )
+            self.loss_scale = LossScale(config.mixed_precision == "float16")
             self.state = checkpoints.TrainingState()
         if config.init_from:
             self._init_from(*config.init_from)
@@ -217,14 +214,14 @@ class Trainer:
                 total = context.all_reduce("sum", tf.stack(counts))
                 total = tf.maximum(total, 1.0)
                 loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
-                scaled = loss * self.loss_scale
+                scaled = loss * self.loss_scale.value
             grads = tape.gradient(scaled, variables)
             grads = [
                 tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
                 for g, v in zip(grads, variables)
             ]
             grads = context.all_reduce("sum", grads)
-            grads = [g / self.loss_scale for g in grads]
+            grads = [g / self.loss_scale.value for g in grads]
             norm = tf.linalg.global_norm(grads)
             finite = tf.math.is_finite(norm)
             grads, _ = tf.clip_by_global_norm(
@@ -303,7 +300,12 @@ class Trainer:
                 break
             s, c = s.numpy(), c.numpy()
             loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
-            if float(applied.numpy()) < 1.0 or not np.isfinite(loss):
+            overflow = float(applied.numpy()) < 1.0
+            if overflow and self.loss_scale.lower(np.isfinite(loss)):
+                done += 1
+                self.state.batch_in_epoch.assign(done)
+                continue
+            if overflow or not np.isfinite(loss):
                 raise TrainingDiverged(
                     f"Training diverged at step {step} (epoch {epoch + 1}, "
                     f"batch {done + 1}): loss {loss}, gradient norm "
@@ -318,6 +320,7 @@ class Trainer:
             self.state.step.assign_add(1)
             self.state.batch_in_epoch.assign(done)
             step += 1
+            self.loss_scale.good_step()
             rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
             if bar is not None:
                 bar.update(
