@@ -128,6 +128,18 @@ class ElmoLayer(keras.layers.Layer):
         ]
         self.supports_masking = True
 
+    @classmethod
+    def from_preset(cls, name, **kwargs):
+        """An `ElmoLayer` over a shipped pretrained biLM (offline).
+
+        Args:
+            name: str. A shipped preset, e.g. `"elmo_small_en"`.
+            **kwargs: `ElmoLayer` arguments (`dropout`, ...).
+        """
+        from keras_elmo.models.bilm import BiLM
+
+        return cls(BiLM.from_preset(name), **kwargs)
+
     def build(self, inputs_shape):
         layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
         for mix in self.scalar_mixes:

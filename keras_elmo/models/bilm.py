@@ -225,6 +225,28 @@ class BiLM(keras.Model):
         load_bilm_hdf5(bilm, weight_file)
         return bilm
 
+    @classmethod
+    def from_preset(cls, name, stateful=False, **kwargs):
+        """Loads a pretrained biLM shipped with the package, offline.
+
+        Args:
+            name: str. A shipped preset, e.g. `"elmo_small_en"` (see
+                `keras_elmo.presets.available_presets()`).
+            stateful: bool. See the class docstring.
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        import os
+
+        from keras_elmo.presets import preset_dir
+
+        path = preset_dir(name)
+        return cls.from_allennlp(
+            os.path.join(path, "options.json"),
+            os.path.join(path, "weights.hdf5"),
+            stateful=stateful,
+            **kwargs,
+        )
+
     def save_allennlp(self, options_file, weight_file):
         """Writes `options.json` + weights HDF5 that AllenNLP reads.
 

@@ -164,11 +164,13 @@ def _assign(target, hook, array):
         variable.assign(value)
 
 
-def save_bilm_hdf5(bilm, path):
+def save_bilm_hdf5(bilm, path, dtype="float32"):
     """Writes a `BiLM`'s weights in the bilm-tf / AllenNLP HDF5 layout.
 
-    float32 datasets with exactly the names AllenNLP's loader reads; written
-    to a temporary file and renamed, so `path` is never half-written.
+    Datasets with exactly the names AllenNLP's loader reads, float32 by
+    default (`dtype="float16"` halves the file for shipping; loading casts
+    back to float32); written to a temporary file and renamed, so `path` is
+    never half-written.
     """
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
@@ -185,5 +187,5 @@ def save_bilm_hdf5(bilm, path):
                     array = _variable_value(target)
                     if hook == "squeeze0":
                         array = array[None]
-                f.create_dataset(name, data=array.astype(np.float32))
+                f.create_dataset(name, data=array.astype(dtype))
     logger.info("Wrote ELMo weights to %s", path)
