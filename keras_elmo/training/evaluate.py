@@ -33,7 +33,7 @@ def evaluate_model(model, vocabulary, data, batch_size=64, max_tokens=100):
     )
     unk, eos = vocabulary.unk_id, vocabulary.eos_id
 
-    @tf.function
+    @tf.function(reduce_retracing=True)
     def batch_sums(features, targets):
         hidden = model(features["char_ids"], training=False)
         sums, counts = [], []

@@ -20,6 +20,11 @@ def atomic_path(path):
         dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
     )
     os.close(fd)
+    # mkstemp makes the file private (0600); give it the permissions a
+    # plain `open(path, "w")` would (0666 minus the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield tmp
         with open(tmp, "rb+") as f:

@@ -138,3 +138,30 @@ def test_failed_save_leaves_the_old_file(reference_weights, tmp_path):
         h5py.File.create_dataset = original
     assert target.read_bytes() == b"old contents"
     assert sorted(os.listdir(tmp_path)) == ["w.hdf5"]
+
+
+def test_saved_files_get_normal_permissions(reference_weights, tmp_path):
+    options, weights = reference_weights("tiny")
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    umask = os.umask(0o022)
+    try:
+        bilm.save_allennlp(tmp_path / "o.json", tmp_path / "w.hdf5")
+    finally:
+        os.umask(umask)
+    for name in ("o.json", "w.hdf5"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+
+
+def test_float16_storage_loads_as_float32(reference_weights, tmp_path):
+    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+
+    options, weights = reference_weights("tiny")
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    save_bilm_hdf5(bilm, tmp_path / "w16.hdf5", dtype="float16")
+    with h5py.File(tmp_path / "w16.hdf5") as f:
+        assert f["CNN_proj/W_proj"].dtype == np.float16
+    half = keras_elmo.BiLM.from_allennlp(options, tmp_path / "w16.hdf5")
+    for a, b in zip(bilm.get_weights(), half.get_weights()):
+        np.testing.assert_array_equal(
+            b, a.astype(np.float16).astype(np.float32)
+        )
