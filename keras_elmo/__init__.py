@@ -2,7 +2,9 @@
 
 from keras_elmo import layers
 from keras_elmo.config import BiLMConfig
+from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.version import __version__
 
@@ -12,4 +14,6 @@ __all__ = [
     "batch_to_ids",
     "BiLMConfig",
     "BiLM",
+    "BiLMLanguageModel",
+    "export_saved_model",
 ]

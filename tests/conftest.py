@@ -1,11 +1,9 @@
-"""Shared pytest fixtures: the AllenNLP reference weights and activations."""
+"""Shared pytest fixtures: the AllenNLP reference weights."""
 
-import json
 import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -13,11 +11,6 @@ sys.path.insert(0, FIXTURES)
 
 from weights_digest import expected_digest  # noqa: E402
 from weights_digest import weights_digest  # noqa: E402
-
-
-def load_fixture(name):
-    """A committed `.npz` fixture (no pickles)."""
-    return np.load(os.path.join(FIXTURES, f"{name}.npz"), allow_pickle=False)
 
 
 @pytest.fixture(scope="session")
@@ -57,17 +50,3 @@ def reference_weights(tmp_path_factory):
         return made[name]
 
     return get
-
-
-def unpack_rows(packed, lengths, steps):
-    """`[N, ...]` valid rows -> `[B, steps, ...]` zero-padded."""
-    out = np.zeros((len(lengths), steps) + packed.shape[1:], packed.dtype)
-    start = 0
-    for b, n in enumerate(lengths):
-        out[b, :n] = packed[start : start + n]
-        start += n
-    return out
-
-
-def sentences_of(fixture):
-    return json.loads(str(fixture["sentences_json"]))

@@ -14,6 +14,8 @@ COMMANDS = {
     "vocab": "keras_elmo.cli.vocab",
     "train": "keras_elmo.cli.train",
     "evaluate": "keras_elmo.cli.evaluate",
+    "export": "keras_elmo.cli.export",
+    "embed": "keras_elmo.cli.embed",
 }
 
 

@@ -4,6 +4,8 @@ import logging
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_PRESET = "elmo_small_en"
+
 
 def add_model_arguments(parser):
     group = parser.add_argument_group("model")
@@ -15,9 +17,10 @@ def add_model_arguments(parser):
     )
     group.add_argument(
         "--preset",
-        default="tiny",
-        help="Architecture preset used when no weights are given (random "
-        "initialisation; default: tiny).",
+        default=None,
+        help="A shipped pretrained preset (default: elmo_small_en when "
+        "installed), or an architecture preset (tiny, small, ...) to use "
+        "with random weights.",
     )
     group.add_argument(
         "--seed", type=int, default=0, help="Seed for random initialisation."
@@ -38,9 +41,17 @@ def load_bilm(args):
     if args.options:
         bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
         return bilm, f"weights {args.weights}"
+    from keras_elmo.presets import available_presets
+
+    shipped = available_presets()
+    name = args.preset or (
+        DEFAULT_PRESET if DEFAULT_PRESET in shipped else "tiny"
+    )
+    if name in shipped:
+        return keras_elmo.BiLM.from_preset(name), f"shipped preset {name}"
     keras.utils.set_random_seed(args.seed)
-    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(args.preset))
+    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(name))
     return bilm, (
-        f"RANDOMLY INITIALISED '{args.preset}' preset (seed {args.seed}): "
-        "shapes and plumbing only, the vectors carry no meaning yet"
+        f"RANDOMLY INITIALISED '{name}' preset (seed {args.seed}): "
+        "shapes and plumbing only, the vectors carry no meaning"
     )

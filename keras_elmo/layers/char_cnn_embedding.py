@@ -133,11 +133,15 @@ class CharCNNEmbedding(keras.layers.Layer):
             axis=0,
         )
         flat_ids = ops.reshape(char_ids, (-1, shape[-1]))
-        chars = ops.take(table, flat_ids, axis=0)  # [N, 50, dim]
+        # One all-padding token goes first and is dropped after pooling:
+        # TensorFlow's convolution returns a wrongly shaped result for an
+        # empty batch, and a batch of 0 tokens is valid input.
+        flat_ids = ops.pad(flat_ids, [[1, 0], [0, 0]])
+        chars = ops.take(table, flat_ids, axis=0)  # [1 + N, 50, dim]
         features = []
         for kernel, bias in zip(self.kernels, self.biases):
             conv = ops.conv(chars, kernel, strides=1, padding="valid")
-            pooled = ops.max(conv, axis=1) + bias
+            pooled = ops.max(conv, axis=1)[1:] + bias
             features.append(
                 ops.relu(pooled)
                 if self.activation == "relu"

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from conftest import load_fixture
-from conftest import sentences_of
-from conftest import unpack_rows
+from reference_data import load_fixture
+from reference_data import sentences_of
+from reference_data import unpack_rows
 
 import keras_elmo
 

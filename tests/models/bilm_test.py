@@ -155,3 +155,13 @@ def test_mixed_bfloat16_policy_runs():
     out = bilm(keras_elmo.batch_to_ids(SENTENCES))
     assert out["lstm_outputs2"].dtype == "bfloat16"
     assert bilm.bilstm.kernels[0].dtype == "float32"
+
+
+def test_empty_batches_and_empty_sentences():
+    bilm = tiny_bilm()
+    for shape in [(0, 3, 50), (0, 0, 50), (2, 0, 50)]:
+        out = bilm(np.zeros(shape, "int32"))
+        assert out["lstm_outputs2"].shape == shape[:2] + (32,)
+        assert out["word_emb"].shape == shape[:2] + (16,)
+    out = bilm(keras_elmo.batch_to_ids([[], ["a"]]))
+    assert np.all(np.asarray(out["lstm_outputs1"])[0] == 0.0)

@@ -1,17 +1,7 @@
-"""Helpers for the training tests: a tiny corpus, vocab and CLI runs."""
+"""Fixtures for the training tests: a vocabulary of the sample corpus."""
 
-import os
-import subprocess
-import sys
-
-import h5py
-import numpy as np
 import pytest
-
-DATA = os.path.join(os.path.dirname(__file__), "..", "data")
-TRAIN = os.path.join(DATA, "en_pd_lm_sample.txt.gz")
-VALID = os.path.join(DATA, "en_pd_lm_valid_sample.txt.gz")
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from training_helpers import TRAIN
 
 
 @pytest.fixture(scope="session")
@@ -21,38 +11,3 @@ def sample_vocab(tmp_path_factory):
     path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
     Vocabulary.build(TRAIN, min_count=2).save(path)
     return str(path)
-
-
-def cli_command(*args):
-    return [sys.executable, "-m", "keras_elmo.cli.main", *args]
-
-
-def cli_env(**extra):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.update(extra)
-    return env
-
-
-def run_cli(*args, **env):
-    return subprocess.run(
-        cli_command(*args),
-        env=cli_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def hdf5_arrays(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(
-            lambda name, obj: (
-                out.__setitem__(name, np.asarray(obj[()]))
-                if isinstance(obj, h5py.Dataset)
-                else None
-            )
-        )
-    return out

@@ -7,11 +7,11 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import TRAIN
-from conftest import cli_command
-from conftest import cli_env
-from conftest import hdf5_arrays
-from conftest import run_cli
+from training_helpers import TRAIN
+from training_helpers import cli_command
+from training_helpers import cli_env
+from training_helpers import hdf5_arrays
+from training_helpers import run_cli
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

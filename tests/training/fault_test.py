@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import TRAIN
-from conftest import cli_command
-from conftest import cli_env
-from conftest import hdf5_arrays
-from conftest import run_cli
+from training_helpers import TRAIN
+from training_helpers import cli_command
+from training_helpers import cli_env
+from training_helpers import hdf5_arrays
+from training_helpers import run_cli
 
 
 def train_args(vocab, out):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import TRAIN
+from training_helpers import TRAIN
 
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig

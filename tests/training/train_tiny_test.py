@@ -5,9 +5,9 @@ import os
 
 import numpy as np
 import pytest
-from conftest import TRAIN
-from conftest import VALID
-from conftest import run_cli
+from training_helpers import TRAIN
+from training_helpers import VALID
+from training_helpers import run_cli
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.training.evaluate import unigram_perplexity

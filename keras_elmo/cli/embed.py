@@ -1,0 +1,265 @@
+"""Embeds a text file, one sentence per line, into an HDF5 file.
+
+    keras-elmo embed sentences.txt vectors.hdf5 --top --model runs/small
+    keras-elmo embed sentences.txt vectors.hdf5 --model savedmodel/elmo/1
+
+Writes the layout of AllenNLP's `allennlp elmo` command: for input line
+`i` (0-based), a float32 dataset `"i"` of shape `(L + 1, n_tokens, 2P)`
+with `--all` (the default; layer 0 is the token embedding twice,
+`[x; x]`), or `(n_tokens, 2P)` with `--top` (the last biLSTM layer) or
+`--average` (the mean of the `L + 1` layers); plus `sentence_to_index`,
+a 1-element string dataset holding the JSON `{sentence: "i"}` (a repeated
+sentence maps to its last line). Lines are stripped and split on
+whitespace (`line.split()`). A blank line gives an empty dataset of shape
+`(L + 1, 0, 2P)` or `(0, 2P)` (AllenNLP refuses such files).
+
+The input is read in chunks of `16 * --batch-size` lines, each sorted by
+length into batches (less padding) and written back in line order, so
+memory does not grow with the file. Output goes to `OUTPUT.partial`,
+renamed to OUTPUT at the end; after an interruption, `--resume` keeps the
+datasets already in `OUTPUT.partial` and computes the rest. OUTPUT is
+never overwritten without `--force`.
+
+`--model` is a SavedModel from `keras-elmo export` (its `tokens`
+signature is called; it truncates sentences at its max tokens, 512 by
+default), a TF Serving base directory (the highest version is used), a
+`keras-elmo train` output directory, or a `.keras` file. Without one,
+`--preset` chooses (default: the shipped elmo_small_en when installed); a
+randomly initialised architecture preset such as `tiny` warns loudly.
+"""
+
+import contextlib
+import os
+import sys
+
+from keras_elmo.cli.export import latest_version
+from keras_elmo.cli.export import load_bilm_source
+from keras_elmo.cli.model_args import add_model_arguments
+
+HELP = "Embed a file of sentences into HDF5 (the allennlp elmo layout)."
+
+CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
+PARTIAL_SUFFIX = ".partial"
+SENTENCE_TO_INDEX = "sentence_to_index"
+_RUN_ATTRS = ("keras_elmo_layers", "keras_elmo_num_layers", "keras_elmo_dim")
+
+
+def add_arguments(parser):
+    parser.add_argument("input", help="Text file, one sentence per line.")
+    parser.add_argument("output", help="Output HDF5 file.")
+    layers = parser.add_mutually_exclusive_group()
+    for name, text in (
+        ("all", "All layers, (L+1, n_tokens, 2P) per line (default)."),
+        ("top", "The top biLSTM layer, (n_tokens, 2P) per line."),
+        ("average", "The mean of all layers, (n_tokens, 2P) per line."),
+    ):
+        layers.add_argument(
+            f"--{name}",
+            dest="layers",
+            action="store_const",
+            const=name,
+            help=text,
+        )
+    parser.set_defaults(layers="all")
+    parser.add_argument(
+        "--model",
+        help="SavedModel dir, TF Serving base dir, `keras-elmo train` "
+        "output dir, or .keras file.",
+    )
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="Sentences per batch."
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="Continue an interrupted run from OUTPUT.partial.",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Overwrite OUTPUT (and discard an old OUTPUT.partial).",
+    )
+
+
+def load_embedder(args):
+    """`(embedder, description)` for the model the arguments name."""
+    from keras_elmo.cli.export import is_saved_model
+    from keras_elmo.export.embedder import BiLMEmbedder
+    from keras_elmo.export.embedder import SavedModelEmbedder
+
+    path = getattr(args, "model", None)
+    if path and os.path.isdir(path):
+        if is_saved_model(path):
+            return SavedModelEmbedder(path), f"SavedModel {path}"
+        version = latest_version(path)
+        if version:
+            return SavedModelEmbedder(version), f"SavedModel {version}"
+    bilm, description = load_bilm_source(args)
+    return BiLMEmbedder(bilm), description
+
+
+def _select(layers, mode):
+    if mode == "all":
+        return layers
+    if mode == "top":
+        return layers[-1]
+    return layers.mean(axis=0)
+
+
+def _expected_shape(embedder, mode, num_tokens):
+    if embedder.max_tokens is not None:
+        num_tokens = min(num_tokens, embedder.max_tokens)
+    shape = (num_tokens, embedder.output_dim)
+    return (embedder.num_layers,) + shape if mode == "all" else shape
+
+
+def _count_lines(path):
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def _chunks(lines, size):
+    chunk = []
+    for item in lines:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _open_partial(partial, args, embedder):
+    import h5py
+
+    run_attrs = (args.layers, embedder.num_layers, embedder.output_dim)
+    if os.path.exists(partial) and args.resume:
+        try:
+            out = h5py.File(partial, "a")
+        except OSError as e:
+            raise ValueError(
+                f"Cannot resume from {partial!r}, it is not a readable HDF5 "
+                f"file ({e}); pass --force (without --resume) to start over."
+            ) from e
+        found = tuple(out.attrs.get(name) for name in _RUN_ATTRS)
+        if found[0] is not None and found != run_attrs:
+            out.close()
+            raise ValueError(
+                f"{partial!r} was started with (layers, num_layers, dim) = "
+                f"{found}, this run has {run_attrs}; use the same options "
+                "or pass --force (without --resume) to start over."
+            )
+    else:
+        if os.path.exists(partial) and not args.force:
+            raise FileExistsError(
+                f"An interrupted run left {partial!r}; pass --resume to "
+                "continue it or --force to start over."
+            )
+        out = h5py.File(partial, "w")
+    for name, value in zip(_RUN_ATTRS, run_attrs):
+        out.attrs[name] = value
+    return out
+
+
+def embed_file(embedder, args, progress=True):
+    """Embeds `args.input` into `args.output`; returns the line count."""
+    import h5py
+    import keras
+
+    from keras_elmo.export.sentence_index import sentence_to_index_json
+
+    if os.path.exists(args.output) and not args.force:
+        raise FileExistsError(
+            f"Output {args.output!r} exists; pass --force to overwrite it."
+        )
+    total = _count_lines(args.input)
+    partial = args.output + PARTIAL_SUFFIX
+    out = _open_partial(partial, args, embedder)
+    progbar = None
+    if progress:
+        with contextlib.redirect_stdout(sys.stderr):
+            progbar = keras.utils.Progbar(total, unit_name="line")
+    with (
+        out,
+        open(
+            args.input, encoding="utf-8", errors="surrogateescape", newline="\n"
+        ) as f,
+    ):
+        size = args.batch_size * CHUNK_BATCHES
+        for chunk in _chunks(enumerate(f), size):
+            todo = _pending(chunk, embedder, args.layers, out)
+            _embed_chunk(embedder, args, todo, out)
+            out.flush()
+            if progbar is not None:
+                with contextlib.redirect_stdout(sys.stderr):
+                    progbar.update(chunk[-1][0] + 1)
+        stale = [k for k in out if not (k.isdigit() and int(k) < total)]
+        for key in stale:
+            del out[key]  # an old sentence_to_index, or lines now gone
+        index_dataset = out.create_dataset(
+            SENTENCE_TO_INDEX, (1,), dtype=h5py.string_dtype("utf-8")
+        )
+        index_dataset[0] = sentence_to_index_json(args.input)
+        for name in _RUN_ATTRS:
+            del out.attrs[name]
+    os.replace(partial, args.output)
+    return total
+
+
+def _pending(chunk, embedder, mode, out):
+    """The `(index, tokens)` of a chunk's lines not already in `out`."""
+    todo = []
+    for index, line in chunk:
+        tokens = line.split()
+        key = str(index)
+        if key in out:
+            if out[key].shape == _expected_shape(embedder, mode, len(tokens)):
+                continue  # kept from the interrupted run
+            del out[key]
+        todo.append((index, tokens))
+    return todo
+
+
+def _embed_chunk(embedder, args, todo, out):
+    """Embeds `(index, tokens)` pairs, batched by length, in line order."""
+    todo = sorted(todo, key=lambda item: len(item[1]))
+    results = {}
+    for start in range(0, len(todo), args.batch_size):
+        batch = todo[start : start + args.batch_size]
+        vectors = embedder(
+            [
+                [t.encode("utf-8", "surrogateescape") for t in tokens]
+                for _, tokens in batch
+            ]
+        )
+        for (index, _), layers in zip(batch, vectors):
+            results[index] = _select(layers, args.layers)
+    for index in sorted(results):
+        out.create_dataset(str(index), data=results[index], dtype="float32")
+
+
+def run(args):
+    if args.batch_size < 1:
+        raise ValueError(
+            f"`--batch-size` must be a positive integer, received "
+            f"{args.batch_size}."
+        )
+    if not os.path.isfile(args.input):
+        raise FileNotFoundError(f"Input file {args.input!r} not found.")
+    if os.path.exists(args.output) and not args.force:
+        raise FileExistsError(
+            f"Output {args.output!r} exists; pass --force to overwrite it."
+        )
+    directory = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"Output directory {directory!r} not found.")
+    embedder, description = load_embedder(args)
+    sys.stderr.write(f"Embedding {args.input} with {description}\n")
+    total = embed_file(embedder, args)
+    sys.stderr.write(f"Wrote {total} sentences to {args.output}\n")
+    return 0

@@ -1,0 +1,369 @@
+"""`export_saved_model`: a biLM as a TF-Hub-`elmo/3`-style SavedModel."""
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from keras_elmo.export import signatures as sig
+from keras_elmo.text import char_vocab
+from keras_elmo.text.char_ops import tokens_to_char_ids
+
+logger = logging.getLogger(__name__)
+
+SAVED_MODEL_FILE = "saved_model.pb"
+
+
+class ElmoModule(tf.Module):
+    """The exported object: string tokens in, ELMo layers and mix out.
+
+    Everything runs in the TensorFlow graph with core TensorFlow ops only
+    (tokenization, character ids, biLM, mix), so the SavedModel loads in a
+    process that imports nothing but `tensorflow`, and TF Serving serves
+    it. It follows TF Hub's Reusable SavedModel interface: `obj(text)` is
+    the `default` signature's function (also `obj.default(text)`),
+    `obj.tokens({"tokens": ..., "sequence_len": ...})` the `tokens` one,
+    and `obj.variables`, `obj.trainable_variables` (the
+    mix weights `s` and `gamma`) and `obj.regularization_losses` are saved
+    attributes, which `hub.KerasLayer` reads.
+
+    Input rules, identical for both signatures:
+
+    - A token is a non-empty string; `""` is padding wherever it appears
+      (tokens after a gap move up: a sentence is its real tokens in
+      order), and outputs are zero at padding positions.
+    - `tokens` positions at or beyond `sequence_len[b]` are padding;
+      `sequence_len[b] > T` is clamped to `T`; a negative `sequence_len`
+      or one whose length is not `B` raises `InvalidArgumentError`.
+    - At most `max_tokens` positions per row are read (later ones are
+      dropped) and at most 48 bytes per token (the character format).
+    - Bytes are bytes: invalid UTF-8 and NUL bytes are ordinary
+      characters of the byte-level character vocabulary.
+
+    The output `sequence_len` counts the real tokens of each row after
+    these rules, and `default` is the mean of `elmo` over them (zeros for
+    an empty row).
+
+    Args:
+        bilm: a stateless `keras_elmo.BiLM`.
+        scalar_mix: a `keras_elmo.layers.ScalarMix` over the biLM's
+            `L + 1` layers.
+        max_tokens: int. Tokens kept per sentence.
+    """
+
+    # tf.Module computes these as properties, which a SavedModel does not
+    # keep; the Reusable SavedModel interface wants saved attributes, so
+    # here they are plain lists, set in __init__.
+    variables = None
+    trainable_variables = None
+    non_trainable_variables = None
+
+    def __init__(self, bilm, scalar_mix, max_tokens=sig.MAX_TOKENS):
+        super().__init__(name="elmo")
+        # Not tracked: the SavedModel keeps variables and functions, not
+        # the Keras objects (which a plain-TensorFlow loader cannot use).
+        self._keras = _Untracked(bilm=bilm, mix=scalar_mix)
+        self.max_tokens = int(max_tokens)
+        self.num_layers = int(bilm.config.num_layers)
+        self.projection_dim = int(bilm.config.projection_dim)
+        variables = _unique(list(bilm.weights) + list(scalar_mix.weights))
+        trainable = _unique([w for w in scalar_mix.weights if w.trainable])
+        trainable_ids = {id(w) for w in trainable}
+        self.variables = variables
+        self.trainable_variables = trainable
+        self.non_trainable_variables = [
+            w for w in variables if id(w) not in trainable_ids
+        ]
+        # One graph of the biLM, called by both signatures.
+        self._layers = tf.function(
+            self._run_bilm,
+            input_signature=[
+                tf.TensorSpec(
+                    [None, None, char_vocab.MAX_CHARS_PER_TOKEN], tf.int32
+                )
+            ],
+        )
+        self.regularization_losses = []
+        if scalar_mix.l2_coef and trainable:
+            self.regularization_losses.append(
+                tf.function(self._mix_penalty, input_signature=[])
+            )
+
+    def _mix_penalty(self):
+        mix = self._keras.mix
+        weights = tf.convert_to_tensor(mix.scalar_parameters)
+        return mix.l2_coef * tf.reduce_sum(tf.square(weights))
+
+    @tf.function(input_signature=[sig.text_spec()])
+    def __call__(self, text):
+        """The `default` signature: sentences `[B]` -> outputs."""
+        tokens, sequence_len = split_sentences(text, self.max_tokens)
+        return self._embed(tokens, sequence_len)
+
+    # `obj.default(text)`: the same function under its signature's name
+    # (`keras.layers.TFSMLayer(path, call_endpoint="default")`).
+    default = __call__
+
+    @tf.function(input_signature=[sig.tokens_input_spec()])
+    def tokens(self, inputs):
+        """`{"tokens": [B, T], "sequence_len": [B]}` -> outputs.
+
+        One dict argument, as hub.KerasLayer and TFSMLayer pass inputs;
+        the `tokens` signature takes the same two tensors as keywords.
+        """
+        return self._embed(inputs[sig.TOKENS], inputs[sig.SEQUENCE_LEN])
+
+    def _embed(self, tokens, sequence_len):
+        with tf.name_scope("check_inputs"):
+            batch = tf.shape(tokens)[0]
+            tf.debugging.assert_equal(
+                tf.shape(sequence_len)[0],
+                batch,
+                message="`sequence_len` must have one entry per row of "
+                "`tokens` (shape [B]).",
+            )
+            tf.debugging.assert_non_negative(
+                sequence_len,
+                message="`sequence_len` must be >= 0 (the number of real "
+                "tokens of each row of `tokens`).",
+            )
+        tokens = tokens[:, : self.max_tokens]
+        steps = tf.shape(tokens)[1]
+        positions = tf.range(steps)[tf.newaxis, :]
+        limits = tf.minimum(sequence_len, steps)[:, tf.newaxis]
+        real = tf.logical_and(positions < limits, tf.not_equal(tokens, ""))
+        lengths = tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
+        # The biLM wants each sentence contiguous and right-padded: move
+        # the real tokens to the front, run, then put them back in place.
+        packed = tf.ragged.boolean_mask(tokens, real).to_tensor("")
+        layers = self._layers(tokens_to_char_ids(packed))
+        index = tf.maximum(tf.cumsum(tf.cast(real, tf.int32), axis=1) - 1, 0)
+        real_f = tf.cast(real, tf.float32)[..., tf.newaxis]
+
+        def unpack(x):
+            x = tf.pad(x, [[0, 0], [0, 1], [0, 0]])  # gather-safe if empty
+            return tf.gather(x, index, batch_dims=1) * real_f
+
+        outputs = {key: unpack(value) for key, value in layers.items()}
+        total = tf.reduce_sum(outputs[sig.ELMO], axis=1)
+        count = tf.maximum(tf.cast(lengths, tf.float32), 1.0)
+        outputs[sig.MEAN] = total / count[:, tf.newaxis]
+        outputs[sig.SEQUENCE_LEN] = lengths
+        return outputs
+
+    def _run_bilm(self, char_ids):
+        """`{word_emb, lstm_outputs1..L, elmo}`, float32 `[B, T, .]`."""
+        outputs = self._keras.bilm(char_ids, training=False)
+        # The biLM is frozen in the SavedModel, as in TF Hub's elmo/3: only
+        # the mix is trainable, and gradients stop here (cheap fine-tuning).
+        outputs = {k: tf.stop_gradient(v) for k, v in outputs.items()}
+        mask = outputs["mask"]
+        word_emb = outputs[sig.WORD_EMB]
+        layers = [tf.concat([word_emb, word_emb], axis=-1)]
+        layers += [outputs[k] for k in sig.lstm_output_keys(self.num_layers)]
+        elmo = self._keras.mix(layers, mask=mask)
+        result = {sig.WORD_EMB: word_emb}
+        for key in sig.lstm_output_keys(self.num_layers):
+            result[key] = outputs[key]
+        result[sig.ELMO] = elmo
+        return {k: tf.cast(v, tf.float32) for k, v in result.items()}
+
+    def signatures(self):
+        """`{name: ConcreteFunction}` for `tf.saved_model.save`."""
+        default = self.__call__.get_concrete_function()
+
+        def tokens(tokens, sequence_len):
+            return self.tokens(
+                {sig.TOKENS: tokens, sig.SEQUENCE_LEN: sequence_len}
+            )
+
+        tokens = tf.function(tokens, input_signature=sig.tokens_specs())
+        return {
+            sig.DEFAULT_SIGNATURE: default,
+            sig.TOKENS_SIGNATURE: tokens.get_concrete_function(),
+            sig.SERVING_DEFAULT: default,
+        }
+
+
+class _Untracked:
+    """A plain holder: `tf.Module` does not track what it holds."""
+
+    def __init__(self, **objects):
+        self.__dict__.update(objects)
+
+
+def split_sentences(text, max_tokens=sig.MAX_TOKENS):
+    """Whitespace tokenization in graph: `[B]` -> (`[B, T]`, lengths `[B]`).
+
+    Splits like Python's `str.split()` (runs of Unicode whitespace, no
+    empty tokens) on valid UTF-8, keeps invalid bytes inside tokens, and
+    keeps the first `max_tokens` tokens of each sentence. Core TensorFlow
+    ops only (`StaticRegexReplace`, `StringSplitV2`).
+    """
+    with tf.name_scope("split_sentences"):
+        text = tf.strings.regex_replace(text, sig.UNICODE_WHITESPACE, " ")
+        words = tf.strings.split(text)[:, :max_tokens]
+        return words.to_tensor(""), tf.cast(words.row_lengths(), tf.int32)
+
+
+def build_module(bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS):
+    """The `ElmoModule` for a `BiLM` or an `ElmoLayer` (not saved)."""
+    from keras_elmo.layers.elmo_layer import ElmoLayer
+    from keras_elmo.layers.scalar_mix import ScalarMix
+    from keras_elmo.models.bilm import BiLM
+
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise ValueError(
+            "Received an invalid value for argument `max_tokens`, expected "
+            f"a positive integer, got {max_tokens!r}."
+        )
+    if max_tokens < 1:
+        raise ValueError(
+            "Received an invalid value for argument `max_tokens`, expected "
+            f"a positive integer, got {max_tokens!r}."
+        )
+    if isinstance(bilm_or_elmo_layer, ElmoLayer):
+        bilm = bilm_or_elmo_layer.bilm
+        mix = bilm_or_elmo_layer.scalar_mixes[0]
+        if bilm_or_elmo_layer.num_output_representations > 1:
+            logger.warning(
+                "The ElmoLayer has %d output representations; the "
+                "SavedModel's `elmo` output uses the first one.",
+                bilm_or_elmo_layer.num_output_representations,
+            )
+        if mix.do_layer_norm:
+            logger.warning(
+                "The ElmoLayer normalises layers with batch statistics "
+                "(do_layer_norm=True): the exported `elmo` output depends "
+                "on the other sentences of a request."
+            )
+    elif isinstance(bilm_or_elmo_layer, BiLM):
+        bilm = bilm_or_elmo_layer
+        mix = ScalarMix(num_layers=bilm.num_output_layers, name="elmo_mix")
+    else:
+        raise TypeError(
+            "`bilm_or_elmo_layer` must be a keras_elmo.BiLM or a "
+            "keras_elmo.layers.ElmoLayer, received "
+            f"{type(bilm_or_elmo_layer).__name__}."
+        )
+    if bilm.stateful:
+        raise ValueError(
+            "Cannot export a stateful BiLM: a served model must give the "
+            "same vectors whatever came before. Rebuild it with "
+            "stateful=False and copy the weights."
+        )
+    if not mix.built:
+        shape = (None, None, bilm.output_dim)
+        mix.build([shape] * bilm.num_output_layers)
+    return ElmoModule(bilm, mix, max_tokens=max_tokens)
+
+
+def export_saved_model(
+    bilm_or_elmo_layer, path, max_tokens=sig.MAX_TOKENS, overwrite=True
+):
+    """Writes a SavedModel with TF Hub `google/elmo/3` signatures.
+
+    Signatures (see `keras_elmo.export.signatures` and
+    `savedmodel/README.md`): `default` (= `serving_default`) takes
+    sentences `text` string `[B]`, split on whitespace in graph; `tokens`
+    takes `tokens` string `[B, T]` (`""` = padding) and `sequence_len`
+    int32 `[B]`. Both return `word_emb` `[B, T, P]`, `lstm_outputs1..L`
+    `[B, T, 2P]`, `elmo` `[B, T, 2P]`, `default` `[B, 2P]` (mean of `elmo`
+    over real tokens) and `sequence_len` `[B]`.
+
+    `elmo` is the ElmoLayer's first `ScalarMix` when an `ElmoLayer` is
+    given, else a fresh mix with `s = 0`, `gamma = 1` (the plain layer
+    average); either way `s` and `gamma` are the SavedModel's
+    `trainable_variables`, for fine-tuning through `hub.KerasLayer`.
+
+    The directory is written beside `path` and renamed into place, so a
+    reader (or TF Serving polling a base directory) never sees half a
+    model. No Python functions, absolute paths or Keras objects are
+    stored; loading needs only `tensorflow`.
+
+    Args:
+        bilm_or_elmo_layer: a stateless `keras_elmo.BiLM` or a
+            `keras_elmo.layers.ElmoLayer`.
+        path: str. Output directory.
+        max_tokens: int. Tokens kept per sentence (later ones are
+            dropped); defaults to `MAX_TOKENS` (512).
+        overwrite: bool. Replace an existing SavedModel at `path`. A
+            non-empty directory that holds no SavedModel is never replaced.
+
+    Returns:
+        `path`.
+
+    Raises:
+        FileExistsError: `path` exists and may not be replaced.
+
+    Example:
+
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> keras_elmo.export_saved_model(bilm, "/tmp/elmo/1")
+    >>> elmo = tf.saved_model.load("/tmp/elmo/1")
+    >>> elmo.signatures["default"](text=tf.constant(["Hello world"]))["elmo"]
+    """
+    path = os.fspath(path)
+    _check_destination(path, overwrite)
+    module = build_module(bilm_or_elmo_layer, max_tokens=max_tokens)
+    with _atomic_directory(path) as tmp:
+        tf.saved_model.save(module, tmp, signatures=module.signatures())
+    return path
+
+
+def _unique(variables):
+    seen, result = set(), []
+    for v in variables:
+        if id(v) not in seen:
+            seen.add(id(v))
+            result.append(v)
+    return result
+
+
+def _check_destination(path, overwrite):
+    if not os.path.exists(path):
+        return
+    if os.path.isdir(path) and not os.listdir(path):
+        return
+    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        if overwrite:
+            return
+        raise FileExistsError(
+            f"A SavedModel exists at {path!r}; pass --force (overwrite=True) "
+            "to replace it."
+        )
+    raise FileExistsError(
+        f"{path!r} exists and is not a SavedModel directory; refusing to "
+        "replace it. Choose another path or remove it first."
+    )
+
+
+@contextlib.contextmanager
+def _atomic_directory(path):
+    """Yields a temporary directory beside `path`; moves it there after.
+
+    An existing `path` is renamed aside first and removed once the new
+    directory is in place, so `path` always holds a complete directory
+    (except for the instant between the two renames).
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    name = os.path.basename(os.path.abspath(path))
+    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
+    try:
+        yield tmp
+        old = None
+        if os.path.isdir(path) and os.listdir(path):
+            old = tmp + ".old"  # unique, as `tmp` is
+            os.rename(path, old)
+        elif os.path.isdir(path):
+            os.rmdir(path)
+        os.rename(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

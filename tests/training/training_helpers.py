@@ -1,0 +1,48 @@
+"""Helpers for the training tests: the sample corpus and CLI runs."""
+
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data")
+TRAIN = os.path.join(DATA, "en_pd_lm_sample.txt.gz")
+VALID = os.path.join(DATA, "en_pd_lm_valid_sample.txt.gz")
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def cli_command(*args):
+    return [sys.executable, "-m", "keras_elmo.cli.main", *args]
+
+
+def cli_env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.update(extra)
+    return env
+
+
+def run_cli(*args, **env):
+    return subprocess.run(
+        cli_command(*args),
+        env=cli_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def hdf5_arrays(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(
+            lambda name, obj: (
+                out.__setitem__(name, np.asarray(obj[()]))
+                if isinstance(obj, h5py.Dataset)
+                else None
+            )
+        )
+    return out
