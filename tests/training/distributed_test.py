@@ -7,25 +7,16 @@ import subprocess
 
 import numpy as np
 import pytest
-from training_helpers import TRAIN
 from training_helpers import cli_command
 from training_helpers import cli_env
 from training_helpers import hdf5_arrays
 from training_helpers import run_cli
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from training_helpers import tiny_train_args
 
 
 def args(vocab, out, strategy):
-    return [
-        "train",
-        "--train",
-        TRAIN,
-        "--vocab",
+    return tiny_train_args(
         vocab,
-        "--config",
-        "tiny",
-        "--out",
         out,
         "--steps-per-epoch",
         "8",
@@ -35,8 +26,7 @@ def args(vocab, out, strategy):
         "0",
         "--strategy",
         strategy,
-        "--quiet",
-    ]
+    )
 
 
 def free_ports(count):

@@ -13,30 +13,25 @@ from training_helpers import cli_command
 from training_helpers import cli_env
 from training_helpers import hdf5_arrays
 from training_helpers import run_cli
+from training_helpers import tiny_train_args
 
 
 def train_args(vocab, out):
     return [
         "-v",
-        "train",
-        "--train",
-        TRAIN,
-        "--vocab",
-        vocab,
-        "--config",
-        "tiny",
-        "--out",
-        out,
-        "--epochs",
-        "2",
-        "--steps-per-epoch",
-        "24",
-        "--batch-size",
-        "16",
-        "--checkpoint-every",
-        "4",
-        "--deterministic",
-        "--quiet",
+        *tiny_train_args(
+            vocab,
+            out,
+            "--epochs",
+            "2",
+            "--steps-per-epoch",
+            "24",
+            "--batch-size",
+            "16",
+            "--checkpoint-every",
+            "4",
+            "--deterministic",
+        ),
     ]
 
 

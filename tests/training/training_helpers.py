@@ -13,6 +13,23 @@ VALID = os.path.join(DATA, "en_pd_lm_valid_sample.txt.gz")
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def tiny_train_args(vocab, out, *flags):
+    """`keras-elmo train` arguments for the tiny preset on the sample."""
+    return [
+        "train",
+        "--train",
+        TRAIN,
+        "--vocab",
+        vocab,
+        "--config",
+        "tiny",
+        "--out",
+        out,
+        "--quiet",
+        *flags,
+    ]
+
+
 def cli_command(*args):
     return [sys.executable, "-m", "keras_elmo.cli.main", *args]
 
