@@ -14,7 +14,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/keras-elmo demo
+	TF_CPP_MIN_LOG_LEVEL=3 $(VENV)/bin/keras-elmo demo
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q tests
