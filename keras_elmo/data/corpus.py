@@ -22,6 +22,8 @@ import gzip
 import logging
 import os
 
+from keras_elmo.utils.validation import check_positive_int
+
 logger = logging.getLogger(__name__)
 
 
@@ -125,18 +127,6 @@ def _num_pieces(num_tokens, max_tokens):
     return -(-num_tokens // max_tokens)
 
 
-def _check_max_tokens(max_tokens):
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool)
-        or not isinstance(max_tokens, int)
-        or max_tokens < 1
-    ):
-        raise ValueError(
-            "Received an invalid value for argument `max_tokens`, expected "
-            f"a positive integer or None, got {max_tokens!r}."
-        )
-
-
 def iter_sentences(file_pattern, stats=None):
     """Streams the kept lines of a corpus as lists of `bytes` tokens.
 
@@ -183,7 +173,7 @@ def count_tokens(file_pattern, max_tokens=None):
         `(counts, stats)`: a `collections.Counter` of str token -> count,
         and the `CorpusStats` (with `oov_tokens` None).
     """
-    _check_max_tokens(max_tokens)
+    check_positive_int("max_tokens", max_tokens, allow_none=True)
     stats = CorpusStats()
     counts = collections.Counter()
     for tokens in iter_sentences(file_pattern, stats):
@@ -215,7 +205,7 @@ def scan_corpus(file_pattern, vocabulary=None, max_tokens=None):
         FileNotFoundError: a pattern matches no file.
         ValueError: `max_tokens` is not a positive integer or None.
     """
-    _check_max_tokens(max_tokens)
+    check_positive_int("max_tokens", max_tokens, allow_none=True)
     stats = CorpusStats()
     known = None
     if vocabulary is not None:

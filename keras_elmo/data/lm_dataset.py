@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from keras_elmo.data import corpus
 from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -26,17 +27,6 @@ _LINE_CHUNK = 256
 _MAX_INTERLEAVE = 8
 # Target id of padding positions (ignored by the loss).
 PAD_TARGET = -1
-
-
-def _check_positive_int(name, value, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        expected = "a positive integer" + (" or None" if allow_none else "")
-        raise ValueError(
-            f"Received an invalid value for argument `{name}`, expected "
-            f"{expected}, got {value!r}."
-        )
 
 
 def _clean_and_split(lines, max_tokens):
@@ -214,10 +204,10 @@ def make_lm_dataset(
     >>> ds = keras_elmo.data.make_lm_dataset("train/*.txt.gz", vocab, 128)
     >>> features, targets = next(iter(ds))
     """
-    _check_positive_int("global_batch_size", global_batch_size)
-    _check_positive_int("max_tokens", max_tokens, allow_none=True)
-    _check_positive_int("shuffle_buffer", shuffle_buffer)
-    _check_positive_int("num_replicas", num_replicas)
+    check_positive_int("global_batch_size", global_batch_size)
+    check_positive_int("max_tokens", max_tokens, allow_none=True)
+    check_positive_int("shuffle_buffer", shuffle_buffer)
+    check_positive_int("num_replicas", num_replicas)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(
             "Received an invalid value for argument `seed`, expected an "

@@ -10,6 +10,7 @@ import os
 
 from keras_elmo.data import corpus
 from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -250,15 +251,7 @@ class Vocabulary:
         Returns:
             A `Vocabulary`.
         """
-        if (
-            isinstance(min_count, bool)
-            or not isinstance(min_count, int)
-            or min_count < 1
-        ):
-            raise ValueError(
-                "Received an invalid value for argument `min_count`, "
-                f"expected a positive integer, got {min_count!r}."
-            )
+        check_positive_int("min_count", min_count)
         if max_size is not None and (
             isinstance(max_size, bool)
             or not isinstance(max_size, int)

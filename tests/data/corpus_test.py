@@ -1,9 +1,9 @@
 """Corpus listing and streaming statistics (`list_files`, `scan_corpus`)."""
 
-import gzip
 import os
 
 import pytest
+from corpus_files import write
 
 from keras_elmo.data import CorpusStats
 from keras_elmo.data import Vocabulary
@@ -13,13 +13,6 @@ from keras_elmo.data import scan_corpus
 HERE = os.path.dirname(__file__)
 SAMPLE = os.path.join(HERE, "en_pd_lm_sample.txt.gz")
 VALID_SAMPLE = os.path.join(HERE, "en_pd_lm_valid_sample.txt.gz")
-
-
-def write(path, data):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wb") as f:
-        f.write(data)
-    return str(path)
 
 
 @pytest.fixture

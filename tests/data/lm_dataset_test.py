@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from corpus_files import write
 
 import keras_elmo
 from keras_elmo.data import Vocabulary
@@ -20,13 +21,6 @@ VALID_SAMPLE = os.path.join(HERE, "en_pd_lm_valid_sample.txt.gz")
 
 # ids: <S> 0, </S> 1, <UNK> 2, the 3, cat 4, sat 5, dog 6
 VOCAB = Vocabulary(["<S>", "</S>", "<UNK>", "the", "cat", "sat", "dog"])
-
-
-def write(path, data):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wb") as f:
-        f.write(data)
-    return str(path)
 
 
 @pytest.fixture

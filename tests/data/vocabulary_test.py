@@ -1,23 +1,16 @@
 """`Vocabulary`: the bilm-tf vocabulary file, building, lookup."""
 
-import gzip
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from corpus_files import write
 
 from keras_elmo.data import Vocabulary
 
 SPECIALS = ["<S>", "</S>", "<UNK>"]
 SAMPLE = os.path.join(os.path.dirname(__file__), "en_pd_lm_sample.txt.gz")
-
-
-def write(path, data):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wb") as f:
-        f.write(data)
-    return str(path)
 
 
 def test_ids_and_lookup():
