@@ -6,6 +6,7 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
 
 
 @keras_elmo_export("keras_elmo.layers.ElmoLayer")
@@ -32,6 +33,14 @@ class ElmoLayer(keras.layers.Layer):
         scalar_mix_parameters: list of `L + 1` floats or None. Fixed
             un-normalised weights `s` (then `s` and `gamma` are frozen),
             e.g. `[-9e10, 1, -9e10]` to take only the first LSTM layer.
+        vocabulary: None, a list of str tokens, or the path of a bilm-tf
+            vocabulary file. Caches the biLM's token embeddings (layer 0:
+            char-CNN, highway, projection) for these tokens when the layer
+            is built (`keras_elmo.layers.TokenEmbeddingCache`); string
+            inputs then look them up in the graph and run the char-CNN
+            only for the other tokens. Same outputs (up to float
+            rounding), less work. Needs `trainable_bilm=False`; char-id
+            inputs do not use the cache. The cache is saved with the layer.
         **kwargs: standard `keras.layers.Layer` arguments.
 
     Call arguments:
@@ -69,6 +78,7 @@ class ElmoLayer(keras.layers.Layer):
         l2_coef=0.0,
         trainable_bilm=False,
         scalar_mix_parameters=None,
+        vocabulary=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -98,8 +108,22 @@ class ElmoLayer(keras.layers.Layer):
                 "Received an invalid value for argument `dropout`, expected "
                 f"a float in [0, 1), got {dropout!r}."
             )
+        if vocabulary is not None and trainable_bilm:
+            raise ValueError(
+                "Received `vocabulary` together with `trainable_bilm=True`: "
+                "cached token embeddings would go stale while the biLM "
+                "trains; pass vocabulary=None to fine-tune the biLM."
+            )
         self.bilm = bilm
         self.bilm.trainable = bool(trainable_bilm)
+        self.token_cache = (
+            None
+            if vocabulary is None
+            else TokenEmbeddingCache(vocabulary, bilm, name="token_cache")
+        )
+        self.vocabulary = (
+            None if vocabulary is None else self.token_cache.vocabulary
+        )
         self.num_output_representations = num_output_representations
         self.dropout = float(dropout)
         self.do_layer_norm = bool(do_layer_norm)
@@ -144,14 +168,36 @@ class ElmoLayer(keras.layers.Layer):
         layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
         for mix in self.scalar_mixes:
             mix.build([layer_shape] * self.bilm.num_output_layers)
+        if self.token_cache is not None:
+            self.token_cache.build()
 
-    def _char_ids(self, inputs):
-        if keras.backend.standardize_dtype(inputs.dtype) == "string":
-            return self.character_ids(inputs)
-        return inputs
+    def _bilm_outputs(self, inputs, training):
+        if keras.backend.standardize_dtype(inputs.dtype) != "string":
+            return self.bilm(inputs, training=training)
+        if self.token_cache is None:
+            return self.bilm(self.character_ids(inputs), training=training)
+        return self.bilm.contextualize(
+            self.token_cache(inputs),
+            ops.not_equal(inputs, ""),
+            training=training,
+        )
+
+    def refresh_token_cache(self):
+        """Recomputes the cached token embeddings from the biLM's weights.
+
+        Needed only after the biLM's weights change (e.g. loaded) once this
+        layer is built; loading a saved `ElmoLayer` restores a matching
+        cache by itself.
+        """
+        if self.token_cache is None:
+            raise ValueError(
+                "This ElmoLayer has no token cache (built with "
+                "vocabulary=None)."
+            )
+        self.token_cache.refresh()
 
     def call(self, inputs, training=None):
-        outputs = self.bilm(self._char_ids(inputs), training=training)
+        outputs = self._bilm_outputs(inputs, training)
         mask = outputs["mask"]
         word_emb = outputs["word_emb"]
         layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
@@ -192,6 +238,7 @@ class ElmoLayer(keras.layers.Layer):
                 "l2_coef": self.l2_coef,
                 "trainable_bilm": self.trainable_bilm,
                 "scalar_mix_parameters": self.scalar_mix_parameters,
+                "vocabulary": self.vocabulary,
             }
         )
         return config

@@ -1,6 +1,7 @@
 """`BiLM`: the character-aware bidirectional language model (functional)."""
 
 import keras
+from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import BiLMConfig
@@ -151,6 +152,7 @@ class BiLM(keras.Model):
         self.highway = highway
         self.token_projection = projection
         self.bilstm = bilstm
+        self.remove_boundaries = strip
         self._carried = CarriedStates(config) if stateful else None
 
     @property
@@ -162,6 +164,47 @@ class BiLM(keras.Model):
     def output_dim(self):
         """`2P`, the width of every ELMo layer."""
         return 2 * self.config.projection_dim
+
+    def embed_tokens(self, char_ids):
+        """Layer 0's context-free token embeddings `x`, with no boundaries.
+
+        The char-CNN, highway and projection of the biLM on their own:
+        char ids `[B, T, 50]` -> `[B, T, P]`, each token independently of
+        the others. This is what a token-embedding cache precomputes
+        (`ElmoLayer(vocabulary=...)`); `contextualize` takes it on from
+        there.
+        """
+        return self.token_projection(self.highway(self.char_cnn(char_ids)))
+
+    def contextualize(self, token_embeddings, mask, training=None):
+        """Runs the biLSTM on token embeddings made by `embed_tokens`.
+
+        Stateless. `bilm(char_ids)` equals
+        `contextualize(embed_tokens(add_boundaries(char_ids)), mask)`.
+
+        Args:
+            token_embeddings: float `[B, T + 2, P]`: `<S>` at position 0,
+                row `b`'s tokens at `1..n_b`, `</S>` at `n_b + 1`, then
+                padding (whose values do not matter).
+            mask: bool `[B, T]`, True for real tokens (right-padded).
+            training: bool. Enables the biLSTM's dropout.
+
+        Returns:
+            The dict a stateless `bilm(char_ids)` returns.
+        """
+        steps = ops.shape(token_embeddings)[1]
+        lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+        positions = ops.arange(steps, dtype="int32")[None, :]
+        with_boundaries = ops.less(positions, lengths[:, None] + 2)
+        layers = self.bilstm(
+            token_embeddings, mask=with_boundaries, training=training
+        )
+        strip = self.remove_boundaries
+        outputs = {"word_emb": strip(token_embeddings, mask=mask)}
+        for layer, sequence in enumerate(layers, start=1):
+            outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
+        outputs["mask"] = mask
+        return outputs
 
     def __call__(self, inputs, *args, **kwargs):
         if not self.stateful or isinstance(inputs, dict):
