@@ -1,7 +1,10 @@
 """Embeds a few sentences and shows the shapes and contextual similarities.
 
-Without `--options/--weights` it uses a randomly initialised `tiny` biLM
-and says so: the numbers then show the plumbing, not language knowledge.
+With the built-in sentences it also runs the word-sense nearest-neighbour
+demo (`keras_elmo.cli.word_sense`, paper Table 4). By default it uses the
+shipped `elmo_small_en`; a randomly initialised architecture preset
+(`--preset tiny`) is labelled as such: its numbers show the plumbing, not
+language knowledge.
 """
 
 import sys
@@ -10,6 +13,7 @@ import numpy as np
 
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import load_bilm
+from keras_elmo.cli.word_sense import write_report
 
 HELP = "Embed example sentences and print shapes and similarities."
 
@@ -65,4 +69,6 @@ def run(args):
             f"{_cosine(word[i, j], word[k, m]):.3f}  top "
             f"{_cosine(top[i, j], top[k, m]):.3f}\n"
         )
+    if not args.sentences:
+        write_report(bilm, out)
     return 0
