@@ -77,6 +77,13 @@ def add_arguments(parser):
         "--bucket-boundaries",
         help="Comma-separated sentence-length bucket edges, e.g. 10,20,40.",
     )
+    parser.add_argument(
+        "--shuffle-buffer",
+        type=int,
+        default=100_000,
+        help="Sentences shuffled together (files are read in random order; "
+        "use a buffer near the corpus size for files ordered by source).",
+    )
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
 
@@ -118,6 +125,7 @@ def run(args):
             if args.bucket_boundaries
             else None
         ),
+        shuffle_buffer=args.shuffle_buffer,
         log_every=args.log_every,
         verbose=not args.quiet,
     )

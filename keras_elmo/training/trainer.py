@@ -160,6 +160,7 @@ class Trainer:
                     global_batch_size=config.batch_size,
                     max_tokens=config.max_tokens,
                     shuffle=True,
+                    shuffle_buffer=config.shuffle_buffer,
                     seed=config.seed + epoch,
                     bucket_boundaries=config.bucket_boundaries,
                     replica_index=first + r,

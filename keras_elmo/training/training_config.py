@@ -32,6 +32,11 @@ class TrainingConfig:
         init_from: `(options, weights[, softmax])` to fine-tune from.
         deterministic: enable TensorFlow op determinism.
         bucket_boundaries: sentence-length bucket edges (None: no bucketing).
+        shuffle_buffer: sentences in the shuffle buffer. Files are read in
+            a shuffled order and sentences shuffled within this buffer, so
+            a corpus whose files are ordered by source (all of one book,
+            then the next) needs a buffer close to its size or shuffled
+            shards, or the model drifts toward the latest source.
         log_every: steps between TensorBoard summaries.
         verbose: show a progress bar.
     """
@@ -58,11 +63,18 @@ class TrainingConfig:
     init_from: tuple = None
     deterministic: bool = False
     bucket_boundaries: tuple = None
+    shuffle_buffer: int = 100_000
     log_every: int = 50
     verbose: bool = True
 
     def __post_init__(self):
-        for name in ("epochs", "batch_size", "max_tokens", "checkpoint_every"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "max_tokens",
+            "checkpoint_every",
+            "shuffle_buffer",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(
