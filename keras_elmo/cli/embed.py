@@ -71,6 +71,14 @@ def add_arguments(parser):
         "--batch-size", type=int, default=64, help="Sentences per batch."
     )
     parser.add_argument(
+        "--vocab",
+        default=None,
+        help="Vocabulary file (bilm-tf format, one token per line): its "
+        "tokens' char-CNN embeddings are computed once and looked up; "
+        "other tokens run the char-CNN. Same vectors, faster. Not with a "
+        "SavedModel --model.",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="Continue an interrupted run from OUTPUT.partial.",
@@ -89,14 +97,20 @@ def load_embedder(args):
     from keras_elmo.export.embedder import SavedModelEmbedder
 
     path = getattr(args, "model", None)
+    vocab = getattr(args, "vocab", None)
     if path and os.path.isdir(path):
-        if is_saved_model(path):
-            return SavedModelEmbedder(path), f"SavedModel {path}"
-        version = latest_version(path)
-        if version:
-            return SavedModelEmbedder(version), f"SavedModel {version}"
+        saved = path if is_saved_model(path) else latest_version(path)
+        if saved:
+            if vocab:
+                raise ValueError(
+                    "`--vocab` caches token embeddings of a BiLM; it does "
+                    f"not apply to the SavedModel {saved!r}."
+                )
+            return SavedModelEmbedder(saved), f"SavedModel {saved}"
     bilm, description = load_bilm_source(args)
-    return BiLMEmbedder(bilm), description
+    if vocab:
+        description += f", token cache of {vocab}"
+    return BiLMEmbedder(bilm, vocabulary=vocab), description
 
 
 def _select(layers, mode):

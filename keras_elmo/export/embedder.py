@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
+from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.char_ops import tokens_to_char_ids
 
 logger = logging.getLogger(__name__)
@@ -39,11 +40,16 @@ class BiLMEmbedder:
 
     Args:
         bilm: a `keras_elmo.BiLM` (or an `ElmoLayer`, whose biLM is used).
+        vocabulary: None, a list of str tokens or the path of a bilm-tf
+            vocabulary file: caches the token embeddings of these tokens
+            (`keras_elmo.layers.TokenEmbeddingCache`), so only the other
+            tokens run through the char-CNN. Same vectors up to float
+            rounding.
     """
 
     max_tokens = None  # no truncation, as AllenNLP's `elmo` command
 
-    def __init__(self, bilm):
+    def __init__(self, bilm, vocabulary=None):
         bilm = getattr(bilm, "bilm", bilm)
         if bilm.stateful:
             raise ValueError(
@@ -53,13 +59,22 @@ class BiLMEmbedder:
         self.bilm = bilm
         self.num_layers = bilm.num_output_layers
         self.output_dim = bilm.output_dim
+        self.token_cache = None
+        if vocabulary is not None:
+            self.token_cache = TokenEmbeddingCache(vocabulary, bilm)
+            self.token_cache.build()
         self._layers = tf.function(
             self._layers_fn,
             input_signature=[tf.TensorSpec([None, None], tf.string)],
         )
 
     def _layers_fn(self, tokens):
-        outputs = self.bilm(tokens_to_char_ids(tokens), training=False)
+        if self.token_cache is None:
+            outputs = self.bilm(tokens_to_char_ids(tokens), training=False)
+        else:
+            outputs = self.bilm.contextualize(
+                self.token_cache(tokens), tf.not_equal(tokens, b"")
+            )
         word_emb = outputs[sig.WORD_EMB]
         layers = [tf.concat([word_emb, word_emb], axis=-1)]
         layers += [
