@@ -2,24 +2,65 @@
 
     python benchmarks/inference.py [--presets tiny,small,original]
         [--batches 64x20,1x20] [--runs 5] [--threads 2]
+        [--variants fp32,bf16,cache,bf16+cache] [--jit]
+        [--options O.json --weights W.hdf5]
 
-Random weights; char ids of random lowercase words; the timed call is a
-compiled `tf.function` around `bilm(ids)` after one warm-up call. FLOPs are
-counted analytically per token (multiply-adds x 2, boundaries excluded).
-Prints one line per (preset, batch) and the same-process matmul GFLOP/s
-at the LSTM's shape (`B x 2P` times `2P x 4H` for `original`).
+Sentences are drawn exactly as `shared/ref/bench_allennlp.py` draws them
+(`random.Random(0)` over its word list), so `original` here and there is
+the same workload. Weights are random (seeded) unless `--options` and
+`--weights` name a bilm-tf / AllenNLP model (e.g. the harness's
+`/tmp/elmo_ref/w/original_*`, the very file AllenNLP is timed on).
+
+Variants, timed alternately (one call of each per round, median of
+`--runs` rounds after a warm-up, so load drift hits them alike):
+
+- `fp32`: `bilm(char_ids)`, float32.
+- `bf16`: the same weights under `dtype="mixed_bfloat16"` (matmuls and
+  convolutions in bfloat16; LSTM cell state, gates, clipping in float32).
+- `cache`: string tokens through `TokenEmbeddingCache` (vocabulary: the
+  word list minus every 8th word, so some tokens take the char-CNN path)
+  and `BiLM.contextualize`, float32.
+- `bf16+cache`: both.
+
+Each variant's line gives tokens/s, its speed-up over `fp32`, and the
+max abs difference of its `word_emb`, `lstm_outputs1`, `lstm_outputs2`
+from fp32's on the same batch. GFLOP/s counts the FLOPs executed
+(analytic, multiply-adds x 2, boundaries excluded; with the cache only
+unknown tokens' char-CNN work). Also prints the same-process matmul
+GFLOP/s at the LSTM's shape (`64 x 2P` times `2P x 4H` of `original`), in
+float32 and bfloat16.
 """
 
 import argparse
 import os
+import random
 import statistics
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# bench_allennlp.py's word list (the same workload).
+WORDS = (
+    "the of and to in a is that for it as was with be by on not he I this "
+    "are or his from at which but have an they you were her she there one "
+    "all we their can has been if more when will would who so no "
+    "government president international nevertheless approximately "
+    "characteristics Zürich café naïve 2023 3.14 , . ; ! ? understanding "
+    "representation bidirectional language model character convolution "
+    "highway projection memory"
+).split()
+VOCABULARY = [w for i, w in enumerate(WORDS) if i % 8 != 7]
+KEYS = ("word_emb", "lstm_outputs1", "lstm_outputs2")
 
-def flops_per_token(cfg):
-    """Multiply-add FLOPs (x2) of one token through the biLM."""
+
+def make_batch(n_sent, n_tok, seed=0):
+    """bench_allennlp.py's `make_batch`."""
+    rng = random.Random(seed)
+    return [[rng.choice(WORDS) for _ in range(n_tok)] for _ in range(n_sent)]
+
+
+def token_flops(cfg):
+    """FLOPs of one token's char-CNN, highway and projection."""
     cnn = sum(
         2
         * (cfg.max_characters_per_token - w + 1)
@@ -31,9 +72,123 @@ def flops_per_token(cfg):
     f = cfg.num_filters
     highway = cfg.num_highway_layers * 2 * 2 * f * f
     projection = 2 * f * cfg.projection_dim
+    return cnn + highway + projection
+
+
+def lstm_flops(cfg):
+    """FLOPs of one token through both directions of every LSTM layer."""
     h, p = cfg.lstm_units, cfg.projection_dim
-    lstm = 2 * cfg.num_layers * (2 * (2 * p) * 4 * h + 2 * h * p)
-    return cnn + highway + projection + lstm
+    return 2 * cfg.num_layers * (2 * (2 * p) * 4 * h + 2 * h * p)
+
+
+def flops_per_token(cfg):
+    """Multiply-add FLOPs (x2) of one token through the biLM."""
+    return token_flops(cfg) + lstm_flops(cfg)
+
+
+def matmul_gflops(tf, m, k, n, dtype, runs):
+    a = tf.cast(tf.random.normal((m, k)), dtype)
+    b = tf.cast(tf.random.normal((k, n)), dtype)
+    mm = tf.function(lambda a, b: tf.matmul(a, b))
+    mm(a, b).numpy()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        mm(a, b).numpy()
+        times.append(time.perf_counter() - start)
+    return 2 * m * k * n / statistics.median(times) / 1e9
+
+
+def build_variants(names, bilm, cfg, jit):
+    """`{name: (function, takes_tokens, bilm)}`."""
+    import tensorflow as tf
+
+    import keras_elmo
+    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+
+    models = {"fp32": bilm}
+    if any(n.startswith("bf16") for n in names):
+        low = keras_elmo.BiLM(cfg, dtype="mixed_bfloat16")
+        low.set_weights(bilm.get_weights())
+        models["bf16"] = low
+    variants = {}
+    for name in names:
+        model = models["bf16" if name.startswith("bf16") else "fp32"]
+        if name.endswith("cache"):
+            cache = TokenEmbeddingCache(VOCABULARY, model)
+            cache.build()
+
+            def run(tokens, model=model, cache=cache):
+                out = model.contextualize(cache(tokens), tokens != "")
+                return [out[k] for k in KEYS]
+
+            variants[name] = (tf.function(run, jit_compile=jit), True)
+        else:
+
+            def run(ids, model=model):
+                out = model(ids)
+                return [out[k] for k in KEYS]
+
+            variants[name] = (tf.function(run, jit_compile=jit), False)
+    return variants
+
+
+def bench_model(label, bilm, cfg, args):
+    import numpy as np
+    import tensorflow as tf
+
+    import keras_elmo
+
+    names = args.variants.split(",")
+    variants = build_variants(["fp32"] + names, bilm, cfg, args.jit)
+    known = set(VOCABULARY)
+    for shape in args.batches.split(","):
+        batch, steps = (int(v) for v in shape.split("x"))
+        sentences = make_batch(batch, steps)
+        unknown = sum(t not in known for s in sentences for t in s)
+        unknown /= batch * steps
+        inputs = {
+            False: tf.constant(keras_elmo.batch_to_ids(sentences)),
+            True: tf.constant(sentences),
+        }
+        reference = None
+        outputs, times = {}, {n: [] for n in names}
+        for name in ["fp32"] + names:  # warm-up, trace, outputs
+            fn, takes_tokens = variants[name]
+            outputs[name] = [
+                np.asarray(tf.cast(x, tf.float32))
+                for x in fn(inputs[takes_tokens])
+            ]
+        reference = outputs["fp32"]
+        for _ in range(args.runs):
+            for name in names:
+                fn, takes_tokens = variants[name]
+                start = time.perf_counter()
+                fn(inputs[takes_tokens])[-1].numpy()
+                times[name].append(time.perf_counter() - start)
+        tokens = batch * steps
+        base = statistics.median(times[names[0]])
+        for name in names:
+            seconds = statistics.median(times[name])
+            flops = lstm_flops(cfg) + token_flops(cfg) * (
+                unknown if name.endswith("cache") else 1.0
+            )
+            dev = max(
+                float(np.abs(a - b).max())
+                for a, b in zip(outputs[name], reference)
+            )
+            print(
+                f"{label:>9} {batch:>3}x{steps:<3} {name:>10} "
+                f"{tokens / seconds:9.1f} tokens/s {seconds * 1e3:8.1f} "
+                f"ms/batch {flops * tokens / seconds / 1e9:6.1f} GFLOP/s  "
+                f"x{base / seconds:4.2f} vs {names[0]}  "
+                f"max|diff| vs fp32 {dev:.2e}"
+                + (
+                    f"  (unknown tokens {unknown:.0%})"
+                    if "cache" in name
+                    else ""
+                )
+            )
 
 
 def main(argv=None):
@@ -42,9 +197,12 @@ def main(argv=None):
     parser.add_argument("--batches", default="64x20,1x20")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--variants", default="fp32")
+    parser.add_argument("--jit", action="store_true", help="XLA compile.")
+    parser.add_argument("--options", help="bilm-tf options.json")
+    parser.add_argument("--weights", help="bilm-tf weights.hdf5")
     args = parser.parse_args(argv)
 
-    import numpy as np
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
@@ -53,53 +211,25 @@ def main(argv=None):
 
     import keras_elmo
 
-    rng = np.random.default_rng(0)
-    letters = list("abcdefghijklmnopqrstuvwxyz")
-    print(f"threads={args.threads} runs={args.runs} (median)")
-    for name in args.presets.split(","):
-        cfg = keras_elmo.BiLMConfig.from_preset(name)
-        keras.utils.set_random_seed(0)
-        bilm = keras_elmo.BiLM(cfg)
-        run = tf.function(lambda ids: bilm(ids)["lstm_outputs2"])
-        per_token = flops_per_token(cfg)
-        for shape in args.batches.split(","):
-            batch, steps = (int(v) for v in shape.split("x"))
-            sentences = [
-                [
-                    "".join(rng.choice(letters, rng.integers(2, 9)))
-                    for _ in range(steps)
-                ]
-                for _ in range(batch)
-            ]
-            ids = tf.constant(keras_elmo.batch_to_ids(sentences))
-            run(ids).numpy()  # warm-up and trace
-            times = []
-            for _ in range(args.runs):
-                start = time.perf_counter()
-                run(ids).numpy()
-                times.append(time.perf_counter() - start)
-            seconds = statistics.median(times)
-            tokens = batch * steps
-            print(
-                f"{name:>9} {batch:>3}x{steps:<3} {tokens / seconds:10.1f} "
-                f"tokens/s  {seconds * 1e3:8.1f} ms/batch  "
-                f"{per_token * tokens / seconds / 1e9:6.1f} GFLOP/s  "
-                f"({per_token / 1e6:.1f} MFLOP/token)"
-            )
-    # The matmul reference, same process: the LSTM's input-gate shape.
+    print(
+        f"threads={args.threads} runs={args.runs} (median) jit={args.jit} "
+        f"load={os.getloadavg()[0]:.1f}"
+    )
+    if args.options:
+        bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
+        bench_model("file", bilm, bilm.config, args)
+    else:
+        for name in args.presets.split(","):
+            cfg = keras_elmo.BiLMConfig.from_preset(name)
+            keras.utils.set_random_seed(0)
+            bench_model(name, keras_elmo.BiLM(cfg), cfg, args)
     cfg = keras_elmo.BiLMConfig.from_preset("original")
     m, k, n = 64, 2 * cfg.projection_dim, 4 * cfg.lstm_units
-    a = tf.random.normal((m, k))
-    b = tf.random.normal((k, n))
-    mm = tf.function(lambda a, b: tf.matmul(a, b))
-    mm(a, b).numpy()
-    times = []
-    for _ in range(max(args.runs, 20)):
-        start = time.perf_counter()
-        mm(a, b).numpy()
-        times.append(time.perf_counter() - start)
-    seconds = statistics.median(times)
-    print(f"matmul {m}x{k}x{n}: {2 * m * k * n / seconds / 1e9:.1f} GFLOP/s")
+    runs = max(args.runs, 20)
+    for dtype in ("float32", "bfloat16"):
+        gflops = matmul_gflops(tf, m, k, n, dtype, runs)
+        print(f"matmul {m}x{k}x{n} {dtype}: {gflops:.1f} GFLOP/s")
+    print(f"load at the end={os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
