@@ -147,7 +147,9 @@ class ElmoLayer(keras.layers.Layer):
             for k in range(num_output_representations)
         ]
         self.dropout_layers = [
-            keras.layers.Dropout(dropout, name=f"dropout_{k}")
+            keras.layers.Dropout(
+                dropout, dtype=self.dtype_policy, name=f"dropout_{k}"
+            )
             for k in range(num_output_representations)
         ]
         self.supports_masking = True
@@ -205,11 +207,11 @@ class ElmoLayer(keras.layers.Layer):
             outputs[f"lstm_outputs{k}"]
             for k in range(1, self.bilm.num_output_layers)
         ]
-        real = ops.cast(mask, layers[0].dtype)[..., None]
         mixes = []
         for mix, dropout in zip(self.scalar_mixes, self.dropout_layers):
             mixed = mix(layers, mask=mask)
-            mixes.append(dropout(mixed, training=training) * real)
+            mixed = dropout(mixed, training=training)
+            mixes.append(mixed * ops.cast(mask, mixed.dtype)[..., None])
         return mixes[0] if len(mixes) == 1 else mixes
 
     def compute_mask(self, inputs, mask=None):

@@ -67,7 +67,10 @@ class ScalarMix(keras.layers.Layer):
             mask every position counts as real.
 
     Returns:
-        A float tensor `[B, T, D]`.
+        A float tensor `[B, T, D]` in the compute dtype. Under a
+        mixed-precision policy (e.g. `mixed_bfloat16`) the softmax, the
+        layer norm, the weighted sum and `gamma` are all float32; the
+        result is rounded to the compute dtype once, at the end.
 
     Masking: this layer supports masking. Masked positions are excluded
     from the layer-norm statistics (padded positions are still normalised
@@ -209,7 +212,7 @@ class ScalarMix(keras.layers.Layer):
         tensors = self._split_layers(inputs)
         mask = _first_mask(mask)
         weights = ops.softmax(ops.cast(self.scalar_parameters, "float32"))
-        gamma = ops.cast(self.gamma, self.compute_dtype)
+        gamma = ops.cast(self.gamma, "float32")
         if self.do_layer_norm:
             if mask is None:
                 mask = ops.ones(ops.shape(tensors[0])[:-1], dtype="bool")
@@ -223,11 +226,11 @@ class ScalarMix(keras.layers.Layer):
         for k, tensor in enumerate(tensors):
             if self.do_layer_norm:
                 tensor = self._layer_norm(tensor, broadcast_mask, num_elements)
-            piece = ops.cast(weights[k], self.compute_dtype) * ops.cast(
-                tensor, self.compute_dtype
-            )
+            # Accumulated in float32 whatever the policy (a bfloat16 sum of
+            # L + 1 terms would round at every step); rounded once at the end.
+            piece = weights[k] * ops.cast(tensor, "float32")
             mixture = piece if mixture is None else mixture + piece
-        return gamma * mixture
+        return ops.cast(gamma * mixture, self.compute_dtype)
 
     def compute_mask(self, inputs, mask=None):
         return _first_mask(mask)
