@@ -1,0 +1,113 @@
+"""keras_elmo vs AllenNLP on the same weights and workload, alternately.
+
+    python benchmarks/allennlp_side_by_side.py [--rounds 2] [--runs 3]
+        [--ref-dir ../shared/ref] [--ref-python /tmp/elmo_ref/venv/bin/python]
+        [--variants fp32,bf16,cache,bf16+cache]
+
+Each round runs, one after the other in fresh processes,
+`shared/ref/bench_allennlp.py` (AllenNLP's `_ElmoBiLm`, `original`
+weights from the harness's `make_weights.py`, 64 sentences x 20 tokens,
+2 threads) and `benchmarks/inference.py` on the SAME weight file and the
+same sentences, then prints the tokens/s of each and their ratios with the
+load average before and after, so a ratio is measured within minutes on
+the same machine. Needs the AllenNLP venv (`shared/ref/setup_ref.sh`).
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WEIGHTS_DIR = "/tmp/elmo_ref/w"
+
+
+def run_allennlp(args):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            [
+                args.ref_python,
+                os.path.join(args.ref_dir, "bench_allennlp.py"),
+                "--repeats",
+                str(args.runs),
+                "--json",
+                out.name,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        with open(out.name) as f:
+            return json.load(f)["tokens_per_s_median"]
+
+
+def run_ours(args):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    result = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(HERE, "inference.py"),
+            "--options",
+            os.path.join(WEIGHTS_DIR, "original_options.json"),
+            "--weights",
+            os.path.join(WEIGHTS_DIR, "original_weights.hdf5"),
+            "--batches",
+            "64x20",
+            "--runs",
+            str(args.runs),
+            "--variants",
+            args.variants,
+        ]
+        + (["--jit"] if args.jit else []),
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    speeds, lines = {}, []
+    for line in result.stdout.splitlines():
+        match = re.search(r"64x20\s+(\S+)\s+([\d.]+) tokens/s", line)
+        if match:
+            speeds[match.group(1)] = float(match.group(2))
+        if match or line.startswith("matmul"):
+            lines.append(line)
+    return speeds, lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--ref-dir", default=os.path.join(REPO, "..", "shared", "ref")
+    )
+    parser.add_argument("--ref-python", default="/tmp/elmo_ref/venv/bin/python")
+    parser.add_argument("--variants", default="fp32,bf16,cache,bf16+cache")
+    parser.add_argument("--jit", action="store_true")
+    args = parser.parse_args(argv)
+
+    for round_ in range(args.rounds):
+        before = os.getloadavg()[0]
+        allen = run_allennlp(args)
+        middle = os.getloadavg()[0]
+        ours, lines = run_ours(args)
+        after = os.getloadavg()[0]
+        print(
+            f"round {round_ + 1}: load {before:.1f} / {middle:.1f} / "
+            f"{after:.1f}; AllenNLP {allen:.1f} tokens/s"
+        )
+        for line in lines:
+            print("   ", line.strip())
+        for name, speed in ours.items():
+            print(
+                f"    keras_elmo {name:>10}: {speed:8.1f} tokens/s = "
+                f"{speed / allen:5.2f} x AllenNLP"
+            )
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
