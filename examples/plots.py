@@ -95,3 +95,38 @@ def scalar_mix_weights(results, path):
     _save(figure, path)
     pyplot.close(figure)
     return path
+
+
+def main(argv=None):
+    """Redraws both figures from a `pos_tagging.py --out-json` file."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("results", help="JSON written by pos_tagging.py")
+    parser.add_argument(
+        "--figures-dir",
+        default=os.path.join(os.path.dirname(__file__), "figures"),
+    )
+    args = parser.parse_args(argv)
+    with open(args.results) as f:
+        results = json.load(f)
+    paths = [
+        scalar_mix_weights(
+            results, os.path.join(args.figures_dir, "scalar_mix_weights.png")
+        )
+    ]
+    if len(results["fractions"]) > 1:
+        paths.append(
+            sample_efficiency(
+                results,
+                os.path.join(args.figures_dir, "sample_efficiency.png"),
+            )
+        )
+    for path in paths:
+        print(f"wrote {path}")
+    return paths
+
+
+if __name__ == "__main__":
+    main()

@@ -272,9 +272,17 @@ def test_sample_efficiency_plot(tmp_path):
     path = tmp_path / "sub" / "sample_efficiency.png"
     assert plots.sample_efficiency(results, str(path)) == str(path)
     assert_valid_png(path)
-    path = tmp_path / "scalar_mix_weights.png"
-    plots.scalar_mix_weights(results, str(path))
-    assert_valid_png(path)
+    # The script form redraws both from pos_tagging.py's JSON.
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    paths = plots.main(
+        [str(tmp_path / "results.json"), "--figures-dir", str(tmp_path)]
+    )
+    assert [os.path.basename(p) for p in paths] == [
+        "scalar_mix_weights.png",
+        "sample_efficiency.png",
+    ]
+    for path in paths:
+        assert_valid_png(path)
 
 
 def test_layer_probe_smoke(treebank, tmp_path, capsys):
