@@ -61,10 +61,18 @@ def main(argv=None):
         sequence_len=tf.constant([len(t) for t in token_lists], tf.int32),
     )
 
-    expected = bilm(keras_elmo.batch_to_ids(token_lists), training=False)
+    expected = dict(bilm(keras_elmo.batch_to_ids(token_lists), training=False))
     layers = ["word_emb"] + [
         f"lstm_outputs{k}" for k in range(1, bilm.num_output_layers)
     ]
+    # A bare biLM exports the plain average of its layers as `elmo`
+    # (s = 0, gamma = 1): ([x; x] + h_1 + ... + h_L) / (L + 1).
+    word_emb = np.asarray(expected["word_emb"])
+    expected["elmo"] = (
+        np.concatenate([word_emb, word_emb], axis=-1)
+        + sum(np.asarray(expected[key]) for key in layers[1:])
+    ) / bilm.num_output_layers
+    layers.append("elmo")
     differences = {}
     for name, outputs in (("default", by_text), ("tokens", by_tokens)):
         print(f"signature {name!r}:")
