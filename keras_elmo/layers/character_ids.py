@@ -1,6 +1,7 @@
 """`CharacterIds`: string tokens -> ELMo character ids, as a Keras layer."""
 
 import keras
+import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
@@ -27,6 +28,9 @@ class CharacterIds(keras.layers.Layer):
     Returns:
         int32 tensor `[B, T, 50]`.
 
+    Raises a `TypeError` naming `tokens` for a non-string input (e.g.
+    int char ids, which go straight to `BiLM` instead).
+
     Masking: produces no Keras mask: the ids carry it (padding tokens are
     all-zero rows), which `CharCNNEmbedding` and `TokenMask` read.
 
@@ -38,6 +42,15 @@ class CharacterIds(keras.layers.Layer):
     TensorShape([2, 2, 50])
     """
 
+    def __call__(self, tokens, *args, **kwargs):
+        if isinstance(tokens, (list, tuple, str, bytes)) or (
+            isinstance(tokens, np.ndarray) and tokens.dtype.kind in "USO"
+        ):
+            # A nested list of str is one tensor, not a list of inputs.
+            tokens = _to_string_tensor(tokens)
+        _check_string_dtype(tokens)
+        return super().__call__(tokens, *args, **kwargs)
+
     def call(self, tokens):
         return tokens_to_char_ids(tokens)
 
@@ -45,6 +58,37 @@ class CharacterIds(keras.layers.Layer):
         return tuple(input_shape) + (char_vocab.MAX_CHARS_PER_TOKEN,)
 
     def compute_output_spec(self, tokens, mask=None):
+        _check_string_dtype(tokens)
         return keras.KerasTensor(
             self.compute_output_shape(tokens.shape), dtype="int32"
+        )
+
+
+def _to_string_tensor(tokens):
+    import tensorflow as tf
+
+    try:
+        return tf.constant(tokens, dtype=tf.string)
+    except (TypeError, ValueError) as e:
+        raise TypeError(
+            "`tokens` must be a string tensor [B, T] (or a rectangular "
+            f"nested list of str), received {type(tokens).__name__}: "
+            f"{tokens!r:.80} ({e})"
+        ) from None
+
+
+def _check_string_dtype(tokens):
+    dtype = getattr(tokens, "dtype", None)
+    if dtype is None:
+        raise TypeError(
+            "`tokens` must be a string tensor [B, T], received "
+            f"{type(tokens).__name__}: {tokens!r:.80}"
+        )
+    dtype = keras.backend.standardize_dtype(dtype)
+    if dtype != "string":
+        raise TypeError(
+            "Received an invalid value for argument `tokens`, expected a "
+            f"string tensor [B, T], got dtype {dtype} with shape "
+            f"{tuple(tokens.shape)}. Integer char ids go to "
+            "`keras_elmo.BiLM` (or `ElmoLayer`) directly."
         )
