@@ -113,17 +113,17 @@ class BiLMConfig:
 
     @classmethod
     def from_options_json(cls, path_or_dict):
-        """Reads a bilm-tf / AllenNLP options file (a path or its dict)."""
-        source = path_or_dict
+        """Reads a bilm-tf / AllenNLP options file (a path or its dict).
+
+        Raises:
+            FileNotFoundError: the file does not exist.
+            ValueError: the file is not UTF-8 JSON, not a JSON object, a
+                key is missing or has the wrong type, or a value is out of
+                range; the message names the file and the key.
+        """
         if isinstance(path_or_dict, (str, os.PathLike)):
-            with open(path_or_dict, encoding="utf-8") as f:
-                try:
-                    options = json.load(f)
-                except json.JSONDecodeError as e:
-                    raise ValueError(
-                        f"Options file {os.fspath(path_or_dict)!r} is not "
-                        f"valid JSON: {e}"
-                    ) from e
+            source = f"Options file {os.fspath(path_or_dict)!r}"
+            options = _read_options_file(os.fspath(path_or_dict), source)
         elif isinstance(path_or_dict, dict):
             options, source = path_or_dict, "options dict"
         else:
@@ -131,37 +131,43 @@ class BiLMConfig:
                 "`path_or_dict` must be a path to options.json or a dict, "
                 f"received {type(path_or_dict).__name__}."
             )
-        try:
-            lstm, cnn = options["lstm"], options["char_cnn"]
-            return cls(
-                filters=tuple(tuple(f) for f in cnn["filters"]),
-                char_embedding_dim=int(cnn["embedding"]["dim"]),
-                num_highway_layers=int(cnn.get("n_highway", 0)),
-                activation=cnn.get("activation", "relu"),
-                projection_dim=int(lstm["projection_dim"]),
-                lstm_units=int(lstm["dim"]),
-                num_layers=int(lstm.get("n_layers", 2)),
-                cell_clip=_optional_float(lstm.get("cell_clip")),
-                projection_clip=_optional_float(lstm.get("proj_clip")),
-                use_skip_connections=bool(
-                    lstm.get("use_skip_connections", True)
-                ),
-                n_characters=int(
-                    cnn.get("n_characters", char_vocab.NUM_CHARACTERS)
-                ),
-                max_characters_per_token=int(
-                    cnn.get(
-                        "max_characters_per_token",
-                        char_vocab.MAX_CHARS_PER_TOKEN,
-                    )
-                ),
+        if not isinstance(options, dict):
+            raise ValueError(
+                f"{source}: expected a JSON object {{'lstm': {{...}}, "
+                f"'char_cnn': {{...}}}}, found {type(options).__name__}."
             )
-        except (KeyError, TypeError) as e:
+        key = None
+        try:
+            key = "lstm"
+            lstm = _section(options, "lstm")
+            key = "char_cnn"
+            cnn = _section(options, "char_cnn")
+            fields = {}
+            for name, section, option, convert, default in _OPTION_FIELDS:
+                key = f"{section}.{option}"
+                values = lstm if section == "lstm" else cnn
+                if option == "embedding.dim":
+                    value = _section(cnn, "embedding")["dim"]
+                elif default is _REQUIRED:
+                    value = values[option]
+                else:
+                    value = values.get(option, default)
+                fields[name] = convert(value)
+        except KeyError as e:
             raise ValueError(
                 f"{source}: not a bilm-tf options file, missing or invalid "
-                f"key {e}; expected {{'lstm': {{'dim', 'projection_dim', "
-                "...}, 'char_cnn': {'filters', 'embedding': {'dim'}, ...}}."
+                f"key {e} (in `{key}`); expected {{'lstm': {{'dim', "
+                "'projection_dim', ...}, 'char_cnn': {'filters', "
+                "'embedding': {'dim'}, ...}}."
             ) from e
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"{source}: missing or invalid key `{key}`: {e}"
+            ) from e
+        try:
+            return cls(**fields)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from e
 
     def to_options_dict(self):
         """The bilm-tf options dict (the schema AllenNLP reads)."""
@@ -215,6 +221,96 @@ class BiLMConfig:
 
 def _optional_float(value):
     return None if value is None else float(value)
+
+
+def _strict_int(value):
+    """int(value) for ints and integral floats/strings; else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"expected an integer, found {value!r:.80}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"expected an integer, found {value!r:.80}") from None
+    if not number.is_integer():
+        raise ValueError(f"expected an integer, found {value!r:.80}")
+    return int(number)
+
+
+def _filters(value):
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"expected a list of [width, num_filters] pairs, found "
+            f"{value!r:.80}"
+        )
+    pairs = []
+    for pair in value:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(
+                f"expected [width, num_filters] pairs, found {pair!r:.80}"
+            )
+        pairs.append(tuple(_strict_int(v) for v in pair))
+    return tuple(pairs)
+
+
+def _bool(value):
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, found {value!r:.80}")
+    return value
+
+
+def _section(options, key):
+    value = options[key]
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, found {value!r:.80}")
+    return value
+
+
+def _read_options_file(path, source):
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{source} not found.")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{source} is not UTF-8 JSON text ({e.reason} at byte {e.start})."
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{source} is not valid JSON: {e}") from e
+
+
+_REQUIRED = object()
+
+# (field, section, option key, converter, default or _REQUIRED)
+_OPTION_FIELDS = (
+    ("filters", "char_cnn", "filters", _filters, _REQUIRED),
+    ("char_embedding_dim", "char_cnn", "embedding.dim", _strict_int, None),
+    ("num_highway_layers", "char_cnn", "n_highway", _strict_int, 0),
+    ("activation", "char_cnn", "activation", str, "relu"),
+    ("projection_dim", "lstm", "projection_dim", _strict_int, _REQUIRED),
+    ("lstm_units", "lstm", "dim", _strict_int, _REQUIRED),
+    ("num_layers", "lstm", "n_layers", _strict_int, 2),
+    ("cell_clip", "lstm", "cell_clip", _optional_float, None),
+    ("projection_clip", "lstm", "proj_clip", _optional_float, None),
+    ("use_skip_connections", "lstm", "use_skip_connections", _bool, True),
+    (
+        "n_characters",
+        "char_cnn",
+        "n_characters",
+        _strict_int,
+        char_vocab.NUM_CHARACTERS,
+    ),
+    (
+        "max_characters_per_token",
+        "char_cnn",
+        "max_characters_per_token",
+        _strict_int,
+        char_vocab.MAX_CHARS_PER_TOKEN,
+    ),
+)
 
 
 PRESETS = {

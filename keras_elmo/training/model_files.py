@@ -25,19 +25,30 @@ def save_softmax_hdf5(softmax, path):
 
 
 def load_softmax_hdf5(softmax, path):
-    """Loads `softmax/W` and `softmax/b`, checking both shapes."""
+    """Loads `softmax/W` and `softmax/b`, checking shapes and values.
+
+    Raises a `ValueError` naming the file, the dataset and what was wrong
+    (missing, not a dataset, wrong shape or dtype, unreadable, non-finite)
+    before anything is assigned.
+    """
+    from keras_elmo.weights.bilm_hdf5 import read_float_dataset
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"Softmax file not found: {path!r}.")
     if not h5py.is_hdf5(path):
         raise ValueError(f"Softmax file {path!r} is not an HDF5 file.")
-    with h5py.File(path, "r") as f:
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise ValueError(f"Cannot read softmax file {path!r}: {e}") from e
+    with f:
         values = {}
         for name, variable in (
             ("softmax/W", softmax.embeddings),
             ("softmax/b", softmax.bias),
         ):
-            if name not in f:
+            if name not in f or not isinstance(f[name], h5py.Dataset):
                 raise ValueError(
                     f"Softmax file {path!r} has no dataset {name!r} "
                     f"(expected shape {tuple(variable.shape)})."
@@ -49,7 +60,12 @@ def load_softmax_hdf5(softmax, path):
                     f"projection), found {tuple(f[name].shape)}. Was it "
                     "trained with the same vocabulary?"
                 )
-            values[name] = np.asarray(f[name][...], np.float32)
+            values[name] = read_float_dataset(path, f[name], "Softmax")
+            if not np.all(np.isfinite(values[name])):
+                raise ValueError(
+                    f"Softmax file {path!r}, dataset {name!r} holds "
+                    "non-finite values (NaN or inf)."
+                )
     softmax.embeddings.assign(values["softmax/W"])
     softmax.bias.assign(values["softmax/b"])
 

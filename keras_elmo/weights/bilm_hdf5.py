@@ -103,6 +103,27 @@ def _check_file(path):
         )
 
 
+def read_float_dataset(path, dataset, kind):
+    """A numeric HDF5 dataset as float32; a clear error for anything else.
+
+    `kind` ("Weights", "Softmax") starts the message, which names the file,
+    the dataset, and the dtype found or the read error (a truncated file
+    often opens but fails here).
+    """
+    if dataset.dtype.kind not in "fiu":
+        raise ValueError(
+            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r}: "
+            f"expected numbers (float32), found dtype {dataset.dtype}."
+        )
+    try:
+        return np.asarray(dataset[...], dtype=np.float32)
+    except (OSError, RuntimeError, ValueError) as e:
+        raise ValueError(
+            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r} "
+            f"cannot be read (is the file truncated or corrupt?): {e}"
+        ) from e
+
+
 def load_bilm_hdf5(bilm, path):
     """Loads a bilm-tf / AllenNLP weights HDF5 into a built `BiLM`.
 
@@ -135,7 +156,7 @@ def load_bilm_hdf5(bilm, path):
                     f"{tuple(dataset.shape)}. Do the options match the "
                     "weights?"
                 )
-            array = np.asarray(dataset[...], dtype=np.float32)
+            array = read_float_dataset(path, dataset, "Weights")
             if not np.all(np.isfinite(array)):
                 raise ValueError(
                     f"Weights file {path!r}, dataset {name!r} holds "
