@@ -29,6 +29,18 @@ def _check_output(path, force):
         )
 
 
+def _check_keras_file(path):
+    import zipfile
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"`--from-keras` {path!r} not found.")
+    if not path.endswith(".keras") or not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"`--from-keras` {path!r} is not a .keras file (expected a "
+            "`.keras` zip archive written by Keras 3)."
+        )
+
+
 def run(args):
     import keras
 
@@ -36,6 +48,7 @@ def run(args):
     from keras_elmo.utils.atomic import save_keras_atomically
 
     if args.from_keras:
+        _check_keras_file(args.from_keras)
         bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
         if not isinstance(bilm, keras_elmo.BiLM):
             raise ValueError(

@@ -28,7 +28,11 @@ def add_arguments(parser):
 def run(args):
     from keras_elmo.training.evaluate import evaluate_model
     from keras_elmo.training.model_files import load_language_model
+    from keras_elmo.utils.validation import check_positive_int
 
+    # Checked before the model loads, under the names the user typed.
+    check_positive_int("--batch-size", args.batch_size)
+    check_positive_int("--max-tokens", args.max_tokens)
     model, vocabulary = load_language_model(args.model)
     result = evaluate_model(
         model, vocabulary, args.data, args.batch_size, args.max_tokens

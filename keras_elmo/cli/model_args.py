@@ -49,6 +49,14 @@ def load_bilm(args):
     )
     if name in shipped:
         return keras_elmo.BiLM.from_preset(name), f"shipped preset {name}"
+    from keras_elmo.config import PRESETS
+
+    if name not in PRESETS:
+        raise ValueError(
+            "Received an invalid value for `--preset`, expected a shipped "
+            f"preset {sorted(shipped)} or an architecture preset "
+            f"{sorted(PRESETS)}, got {name!r}."
+        )
     keras.utils.set_random_seed(args.seed)
     bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(name))
     return bilm, (

@@ -7,7 +7,10 @@
 Rerunning the same command after a crash or a kill resumes from the last
 checkpoint in OUT/checkpoints, mid-epoch, on the same batches. At the end,
 OUT holds options.json + weights.hdf5 (AllenNLP format), softmax.hdf5,
-vocab.txt and bilm.keras; OUT/logs holds TensorBoard summaries.
+vocab.txt and bilm.keras; OUT/logs holds TensorBoard summaries. An OUT
+that holds a finished model but no checkpoint is not replaced without
+`--force`; a corpus with no sentence (only blank or non-UTF-8 lines) is
+an error, not an empty model.
 
 Multi-worker: start the same command on every worker with TF_CONFIG set
 (`--strategy multi_worker`, or `auto`). This uses keras_elmo's own loop,
@@ -86,6 +89,62 @@ def add_arguments(parser):
     )
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Train into an OUT that holds a finished model but no "
+        "checkpoints (its files are replaced at the end).",
+    )
+
+
+def _check_out(out, force):
+    """Refuses to replace a model in OUT that no checkpoint resumes."""
+    import glob
+    import os
+
+    from keras_elmo.training import model_files
+
+    if force or not os.path.isdir(out):
+        return
+    if glob.glob(os.path.join(out, "checkpoints", "*.index")):
+        return  # a resume: the same run finishes and rewrites its outputs
+    existing = [
+        os.path.basename(path)
+        for path in model_files.model_paths(out).values()
+        if os.path.exists(path)
+    ]
+    if existing:
+        raise FileExistsError(
+            f"Output `--out` {out!r} already holds {sorted(existing)} and no "
+            "checkpoint to resume; pass --force to train and replace them."
+        )
+
+
+def _check_config(config):
+    import os
+
+    from keras_elmo.config import PRESETS
+
+    if config not in PRESETS and not os.path.exists(config):
+        raise ValueError(
+            "Received an invalid value for `--config`, expected a preset "
+            f"{sorted(PRESETS)} or an options.json path, got {config!r} "
+            "(no such preset or file)."
+        )
+
+
+def _check_corpus(name, file_pattern):
+    """Raises unless the corpus holds a sentence; reads up to the first."""
+    from keras_elmo.data import corpus
+
+    if file_pattern is None:
+        return
+    for _ in corpus.iter_sentences(file_pattern):
+        return
+    raise ValueError(
+        f"`{name}` {file_pattern!r} holds no sentence to train on (only "
+        "blank or non-UTF-8 lines), expected sentence-per-line text."
+    )
 
 
 def run(args):
@@ -98,6 +157,10 @@ def run(args):
             "`--init-from` takes options.json weights.hdf5 [softmax.hdf5], "
             f"received {len(args.init_from)} files."
         )
+    _check_config(args.config)
+    _check_out(args.out, args.force)
+    _check_corpus("--train", args.train)
+    _check_corpus("--valid", args.valid)
     config = TrainingConfig(
         train=args.train,
         vocab=args.vocab,
