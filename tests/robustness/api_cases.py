@@ -1,0 +1,618 @@
+"""Cases over the Python API: batch_to_ids, CharacterIds, BiLM, ElmoLayer."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from case_table import error
+from case_table import number
+from case_table import ok
+
+import keras_elmo
+from keras_elmo.layers import CharacterIds
+
+B2I = "batch_to_ids"
+CI = "CharacterIds"
+BILM = "BiLM"
+ELMO = "ElmoLayer"
+
+LONG_SENTENCE = [f"w{i % 97}" for i in range(10_000)]
+LONG_TOKEN = "é" * 500  # 1,000 UTF-8 bytes
+MIXED = ["héllo", "世界", "🎉", "مرحبا", "Привет", "👩‍👩‍👧", "ǅ", "a\u0301"]
+BAD_UTF8 = [b"\xff\xfe", b"ok", b"\xc3", b"\xed\xa0\x80"]
+NUL = ["a\x00b", "\x00"]
+
+
+def reference_row(token):
+    """NumPy re-derivation of one token's 50 shifted ids from its bytes.
+
+    `""` is padding (zeros); a str whose bytes are all dropped (lone
+    surrogates) is a zero-byte word `[BOW, EOW]`, as in AllenNLP."""
+    if isinstance(token, str):
+        if not token:
+            return np.zeros(50, np.int32)
+        if token in ("<S>", "</S>"):
+            char = 256 if token == "<S>" else 257
+            return np.array([259, char + 1, 260] + [261] * 47, np.int32)
+        token = token.encode("utf-8", "ignore")
+    elif not token:
+        return np.zeros(50, np.int32)
+    row = [259] + [b + 1 for b in token[:48]] + [260]
+    return np.array(row + [261] * (50 - len(row)), np.int32)
+
+
+def reference_ids(sentences):
+    steps = max((len(s) for s in sentences), default=0)
+    ids = np.zeros([len(sentences), steps, 50], np.int32)
+    for i, sentence in enumerate(sentences):
+        for j, token in enumerate(sentence):
+            ids[i, j] = reference_row(token)
+    return ids
+
+
+def padded(sentences):
+    """`[B, T]` string tensor padded with ""."""
+    steps = max((len(s) for s in sentences), default=0)
+    rows = [list(s) + [""] * (steps - len(s)) for s in sentences]
+    return tf.constant(np.array(rows, dtype=object).reshape(-1, steps))
+
+
+def numpy_outputs(out):
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+# === batch_to_ids ===
+
+
+def b2i_equals_reference(sentences, shape):
+    def run(fx):
+        ids = keras_elmo.batch_to_ids(sentences)
+        assert ids.dtype == np.int32 and ids.shape == shape
+        np.testing.assert_array_equal(ids, reference_ids(sentences))
+
+    return run
+
+
+def b2i_numpy_array(fx):
+    array = np.array([["Hello", "!"], ["a", "b"]])
+    np.testing.assert_array_equal(
+        keras_elmo.batch_to_ids(array),
+        keras_elmo.batch_to_ids([["Hello", "!"], ["a", "b"]]),
+    )
+
+
+def b2i_long_token(fx):
+    ids = keras_elmo.batch_to_ids([[LONG_TOKEN, "y"]])
+    np.testing.assert_array_equal(
+        ids, keras_elmo.batch_to_ids([["é" * 24, "y"]])
+    )
+    assert ids[0, 0, 49] == 260  # EOW in the last slot
+
+
+def b2i_call(value):
+    return lambda fx: keras_elmo.batch_to_ids(value)
+
+
+# === CharacterIds ===
+
+
+def ci_equals_batch_to_ids(sentences):
+    def run(fx):
+        ids = CharacterIds()(padded(sentences))
+        np.testing.assert_array_equal(ids, keras_elmo.batch_to_ids(sentences))
+
+    return run
+
+
+def ci_raw_bytes(fx):
+    ids = CharacterIds()(tf.constant([BAD_UTF8]))
+    np.testing.assert_array_equal(ids, reference_ids([BAD_UTF8]))
+
+
+def ci_nested_list(fx):
+    ids = CharacterIds()([["Hello", ""], ["a", "b"]])
+    np.testing.assert_array_equal(
+        ids, keras_elmo.batch_to_ids([["Hello"], ["a", "b"]])
+    )
+
+
+def ci_empty_batch(fx):
+    ids = CharacterIds()(tf.zeros([0, 0], tf.string))
+    assert ids.shape == (0, 0, 50) and ids.dtype == tf.int32
+
+
+def ci_call(value):
+    return lambda fx: CharacterIds()(value)
+
+
+# === BiLM ===
+
+
+def bilm_empty(shape):
+    def run(fx):
+        out = fx("tiny_bilm")(np.zeros(shape, np.int32))
+        assert out["word_emb"].shape == shape[:2] + (16,)
+        assert out["lstm_outputs2"].shape == shape[:2] + (32,)
+        assert out["mask"].shape == shape[:2]
+
+    return run
+
+
+def bilm_padding_rows(fx):
+    """An all-padding row is zero and masked; the other row equals itself
+    alone."""
+    bilm = fx("tiny_bilm")
+    ids = keras_elmo.batch_to_ids([["a", "b"], []])
+    out = numpy_outputs(bilm(ids))
+    alone = numpy_outputs(bilm(ids[:1]))
+    assert out["mask"].tolist() == [[True, True], [False, False]]
+    for key in ("word_emb", "lstm_outputs1", "lstm_outputs2"):
+        assert not out[key][1].any(), key
+        np.testing.assert_allclose(out[key][:1], alone[key], atol=1e-6)
+
+
+def bilm_long_sentence(fx):
+    """10,000 tokens: finite; the forward half of the first 20 positions
+    equals the first 20 tokens alone, the backward half of the last 20
+    the last 20 alone, and word_emb is context-free."""
+    run = fx("compiled_bilm")
+    ids = keras_elmo.batch_to_ids([LONG_SENTENCE])
+    out = numpy_outputs(run(ids))
+    assert out["lstm_outputs2"].shape == (1, 10_000, 32)
+    assert np.isfinite(out["lstm_outputs2"]).all()
+    head = numpy_outputs(run(ids[:, :20]))
+    tail = numpy_outputs(run(ids[:, -20:]))
+    for key in ("lstm_outputs1", "lstm_outputs2"):
+        np.testing.assert_allclose(
+            out[key][:, :20, :16], head[key][..., :16], atol=1e-5
+        )
+        np.testing.assert_allclose(
+            out[key][:, -20:, 16:], tail[key][..., 16:], atol=1e-5
+        )
+    np.testing.assert_allclose(
+        out["word_emb"][:, :20], head["word_emb"], atol=1e-6
+    )
+
+
+def bilm_long_token(fx):
+    bilm = fx("tiny_bilm")
+    long = numpy_outputs(bilm(keras_elmo.batch_to_ids([[LONG_TOKEN, "y"]])))
+    cut = numpy_outputs(bilm(keras_elmo.batch_to_ids([["é" * 24, "y"]])))
+    for key, value in cut.items():
+        np.testing.assert_array_equal(long[key], value, err_msg=key)
+
+
+def bilm_batch_independent(sentences):
+    """Each sentence of a batch equals the same sentence embedded alone."""
+
+    def run(fx):
+        bilm = fx("tiny_bilm")
+        out = numpy_outputs(bilm(keras_elmo.batch_to_ids(sentences)))
+        for i, sentence in enumerate(sentences):
+            alone = numpy_outputs(bilm(keras_elmo.batch_to_ids([sentence])))
+            n = len(sentence)
+            for key in ("word_emb", "lstm_outputs1", "lstm_outputs2"):
+                np.testing.assert_allclose(
+                    out[key][i, :n], alone[key][0], atol=1e-5, err_msg=key
+                )
+                assert not out[key][i, n:].any(), key
+
+    return run
+
+
+def bilm_other_int_dtypes(fx):
+    bilm = fx("tiny_bilm")
+    ids = keras_elmo.batch_to_ids([["int", "dtypes"]])
+    expected = numpy_outputs(bilm(ids))
+    for dtype in ("int64", "uint16"):
+        out = numpy_outputs(bilm(ids.astype(dtype)))
+        for key, value in expected.items():
+            np.testing.assert_array_equal(out[key], value, err_msg=key)
+    nested = numpy_outputs(bilm(ids.tolist()))
+    np.testing.assert_array_equal(nested["lstm_outputs2"], out["lstm_outputs2"])
+
+
+def bilm_call(make):
+    return lambda fx: fx("tiny_bilm")(make())
+
+
+def ids_with(value):
+    ids = keras_elmo.batch_to_ids([["a", "b"]])
+    ids[0, 1, 3] = value
+    return ids
+
+
+def symbolic_float(fx):
+    fx("tiny_bilm")(keras.Input((None, 50), dtype="float32"))
+
+
+# === ElmoLayer ===
+
+
+def elmo_strings_equal_ids(sentences):
+    """String tokens give exactly what their char ids give."""
+
+    def run(fx):
+        layer = fx("elmo_layer")
+        by_strings = np.asarray(layer(padded(sentences)))
+        by_ids = np.asarray(layer(keras_elmo.batch_to_ids(sentences)))
+        np.testing.assert_array_equal(by_strings, by_ids)
+        for i, sentence in enumerate(sentences):
+            assert not by_ids[i, len(sentence) :].any()
+
+    return run
+
+
+def elmo_raw_bytes(fx):
+    layer = fx("elmo_layer")
+    by_strings = np.asarray(layer(tf.constant([BAD_UTF8])))
+    by_ids = np.asarray(layer(reference_ids([BAD_UTF8])))
+    np.testing.assert_array_equal(by_strings, by_ids)
+    assert np.isfinite(by_ids).all()
+
+
+def elmo_numpy_mix(fx):
+    """The output is gamma * sum softmax(s)_j h_j of the BiLM layers."""
+    layer, bilm = fx("elmo_layer"), fx("tiny_bilm")
+    ids = keras_elmo.batch_to_ids([MIXED, ["a"]])
+    out = numpy_outputs(bilm(ids))
+    layers = [np.concatenate([out["word_emb"]] * 2, -1)]
+    layers += [out["lstm_outputs1"], out["lstm_outputs2"]]
+    s = np.array([0.5, -0.25, 1.0])
+    w = np.exp(s) / np.exp(s).sum()
+    expected = 1.5 * sum(wj * h for wj, h in zip(w, layers))
+    expected *= out["mask"][..., None]
+    np.testing.assert_allclose(np.asarray(layer(ids)), expected, atol=1e-5)
+
+
+def elmo_empty_strings(fx):
+    out = fx("elmo_layer")(tf.zeros([0, 0], tf.string))
+    assert out.shape == (0, 0, 32)
+
+
+def elmo_call(make):
+    return lambda fx: fx("elmo_layer")(make())
+
+
+CHAR_IDS = "`char_ids`"
+
+CASES = number(
+    "API",
+    [
+        ok(
+            B2I,
+            "empty batch `[]`",
+            "shape (0, 0, 50)",
+            b2i_equals_reference([], (0, 0, 50)),
+        ),
+        ok(
+            B2I,
+            "batch of one empty sentence `[[]]`",
+            "shape (1, 0, 50)",
+            b2i_equals_reference([[]], (1, 0, 50)),
+        ),
+        ok(
+            B2I,
+            'empty token `""`',
+            "all-zero (padding) row",
+            b2i_equals_reference([["", "a"]], (1, 2, 50)),
+        ),
+        ok(
+            B2I,
+            'whitespace-only tokens `" "`, `"\\t"`',
+            "real tokens of bytes 32 / 9 (NumPy re-derivation)",
+            b2i_equals_reference([[" ", "\t"]], (1, 2, 50)),
+        ),
+        ok(
+            B2I,
+            "10,000-token sentence",
+            "shape (1, 10000, 50), every row re-derived in NumPy",
+            b2i_equals_reference([LONG_SENTENCE], (1, 10_000, 50)),
+        ),
+        ok(
+            B2I,
+            "1,000-byte token",
+            "first 48 bytes kept, EOW in slot 49 (= the 48-byte token)",
+            b2i_long_token,
+        ),
+        ok(
+            B2I,
+            "lone surrogates (Python's invalid UTF-8) `\\ud800x`",
+            "surrogates dropped as AllenNLP's encode('utf-8', 'ignore')",
+            b2i_equals_reference([["\ud800x", "\udfff"]], (1, 2, 50)),
+        ),
+        ok(
+            B2I,
+            "NUL bytes `a\\x00b`, `\\x00`",
+            "byte 0 -> id 1 (NumPy re-derivation)",
+            b2i_equals_reference([NUL], (1, 2, 50)),
+        ),
+        ok(
+            B2I,
+            "mixed scripts, combining marks, emoji and ZWJ sequences",
+            "NumPy re-derivation of the UTF-8 bytes",
+            b2i_equals_reference([MIXED, ["<S>", "</S>"]], (2, 8, 50)),
+        ),
+        ok(
+            B2I,
+            "NumPy string array instead of lists",
+            "same ids as the lists",
+            b2i_numpy_array,
+        ),
+        error(
+            B2I,
+            "`None`",
+            TypeError,
+            ["`sentences`", "list of lists of str", "NoneType"],
+            b2i_call(None),
+        ),
+        error(
+            B2I,
+            'a bare string `"a b"`',
+            TypeError,
+            ["`sentences`", "list of lists of str", "str: 'a b'"],
+            b2i_call("a b"),
+        ),
+        error(
+            B2I,
+            'untokenized sentences `["a b"]`',
+            TypeError,
+            ["`sentences[0]`", "list of str tokens", "str: 'a b'"],
+            b2i_call(["a b"]),
+        ),
+        error(
+            B2I,
+            "bytes token",
+            TypeError,
+            ["`sentences[0][1]`", "str token", "bytes: b'x'"],
+            b2i_call([["a", b"x"]]),
+        ),
+        error(
+            B2I,
+            "int token",
+            TypeError,
+            ["`sentences[1][0]`", "str token", "int: 7"],
+            b2i_call([["a"], [7]]),
+        ),
+        ok(CI, "empty batch `[0, 0]`", "int32 `[0, 0, 50]`", ci_empty_batch),
+        ok(
+            CI,
+            'whitespace-only and empty tokens `" "`, `""`',
+            "= batch_to_ids",
+            ci_equals_batch_to_ids([[" ", "\t"], ["x"]]),
+        ),
+        ok(
+            CI,
+            "10,000-token sentence",
+            "= batch_to_ids",
+            ci_equals_batch_to_ids([LONG_SENTENCE]),
+        ),
+        ok(
+            CI,
+            "1,000-byte token",
+            "= batch_to_ids (48 bytes kept)",
+            ci_equals_batch_to_ids([[LONG_TOKEN, "y"]]),
+        ),
+        ok(
+            CI,
+            "invalid UTF-8 bytes (`\\xff\\xfe`, lone lead byte, "
+            "encoded surrogate)",
+            "raw bytes kept (NumPy re-derivation)",
+            ci_raw_bytes,
+        ),
+        ok(
+            CI,
+            "NUL bytes, mixed scripts and emoji",
+            "= batch_to_ids",
+            ci_equals_batch_to_ids([NUL, MIXED]),
+        ),
+        ok(
+            CI,
+            "nested Python list of str",
+            "= batch_to_ids of the same tokens",
+            ci_nested_list,
+        ),
+        error(
+            CI,
+            "int32 tensor (char ids or token ids)",
+            TypeError,
+            ["`tokens`", "string tensor", "int32"],
+            ci_call(tf.constant([[1, 2]])),
+        ),
+        error(
+            CI,
+            "float NumPy array",
+            TypeError,
+            ["`tokens`", "string tensor", "float64"],
+            ci_call(np.ones([1, 2])),
+        ),
+        error(
+            CI,
+            "symbolic int `keras.Input`",
+            TypeError,
+            ["`tokens`", "string tensor", "int32"],
+            ci_call(keras.Input((None,), dtype="int32")),
+        ),
+        error(
+            CI,
+            "ragged nested list",
+            TypeError,
+            ["`tokens`", "rectangular", "[['a'], ['b', 'c']]"],
+            ci_call([["a"], ["b", "c"]]),
+        ),
+        error(
+            CI,
+            "`None`",
+            TypeError,
+            ["`tokens`", "string tensor", "NoneType"],
+            ci_call(None),
+        ),
+        ok(
+            BILM,
+            "empty batch `[0, 0, 50]`",
+            "empty outputs of the right widths",
+            bilm_empty((0, 0, 50)),
+        ),
+        ok(
+            BILM,
+            "two empty sentences `[2, 0, 50]`",
+            "`[2, 0, D]` outputs",
+            bilm_empty((2, 0, 50)),
+        ),
+        ok(
+            BILM,
+            "an all-padding row next to a real one",
+            "zeros and mask False; the real row = itself alone",
+            bilm_padding_rows,
+        ),
+        ok(
+            BILM,
+            "10,000-token sentence (compiled call)",
+            "finite; forward half of the head = head alone, backward "
+            "half of the tail = tail alone",
+            bilm_long_sentence,
+        ),
+        ok(
+            BILM,
+            "1,000-byte token",
+            "bit-identical to the 48-byte token",
+            bilm_long_token,
+        ),
+        ok(
+            BILM,
+            "mixed scripts, emoji, NUL, surrogates, `<S>` in one batch",
+            "each sentence = itself alone, zero padding",
+            bilm_batch_independent(
+                [MIXED, NUL, ["\ud800x", "<S>", " "], ["a"]]
+            ),
+        ),
+        ok(
+            BILM,
+            "int64 / uint16 ids and a nested list",
+            "bit-identical to int32",
+            bilm_other_int_dtypes,
+        ),
+        error(
+            BILM,
+            "float32 ids",
+            TypeError,
+            [CHAR_IDS, "integer char ids", "float32"],
+            bilm_call(
+                lambda: keras_elmo.batch_to_ids([["a"]]).astype("float32")
+            ),
+        ),
+        error(
+            BILM,
+            "bool ids",
+            TypeError,
+            [CHAR_IDS, "integer char ids", "bool"],
+            bilm_call(lambda: np.ones([1, 1, 50], bool)),
+        ),
+        error(
+            BILM,
+            "string tokens `[B, T]`",
+            TypeError,
+            [
+                CHAR_IDS,
+                "int char ids [B, T, 50]",
+                "string tensor of shape (1, 1)",
+            ],
+            bilm_call(lambda: tf.constant([["a"]])),
+        ),
+        error(
+            BILM,
+            "symbolic float `keras.Input`",
+            TypeError,
+            [CHAR_IDS, "integer char ids", "float32"],
+            symbolic_float,
+        ),
+        error(
+            BILM,
+            "rank 2 `[T, 50]`",
+            ValueError,
+            [CHAR_IDS, "shape [B, T, 50]", "(2, 50)"],
+            bilm_call(lambda: keras_elmo.batch_to_ids([["a", "b"]])[0]),
+        ),
+        error(
+            BILM,
+            "rank 4",
+            ValueError,
+            [CHAR_IDS, "shape [B, T, 50]", "(1, 1, 2, 50)"],
+            bilm_call(lambda: keras_elmo.batch_to_ids([["a", "b"]])[None]),
+        ),
+        error(
+            BILM,
+            "49 ids per token",
+            ValueError,
+            [CHAR_IDS, "shape [B, T, 50]", "(1, 1, 49)"],
+            bilm_call(lambda: np.ones([1, 1, 49], np.int32)),
+        ),
+        error(
+            BILM,
+            "id 262 (outside the 262-row char vocabulary)",
+            ValueError,
+            [CHAR_IDS, "ids in [0, 262)", "got 262 at index (0, 1, 3)"],
+            bilm_call(lambda: ids_with(262)),
+        ),
+        error(
+            BILM,
+            "negative id -1",
+            ValueError,
+            [CHAR_IDS, "ids in [0, 262)", "got -1 at index (0, 1, 3)"],
+            bilm_call(lambda: ids_with(-1)),
+        ),
+        error(
+            BILM,
+            "huge id 2**31 - 1 in an eager tensor",
+            ValueError,
+            [CHAR_IDS, "ids in [0, 262)", "got 2147483647"],
+            bilm_call(lambda: tf.constant(ids_with(2**31 - 1))),
+        ),
+        ok(
+            ELMO,
+            "empty string batch `[0, 0]`",
+            "`[0, 0, 32]`",
+            elmo_empty_strings,
+        ),
+        ok(
+            ELMO,
+            "mixed scripts, emoji, NUL, whitespace tokens as strings",
+            "bit-identical to their char ids; zero padding",
+            elmo_strings_equal_ids([MIXED, NUL + [" "], ["x"]]),
+        ),
+        ok(
+            ELMO,
+            "invalid UTF-8 string tokens",
+            "= the NumPy re-derived char ids through the layer",
+            elmo_raw_bytes,
+        ),
+        ok(
+            ELMO,
+            "mixed scripts (char ids)",
+            "NumPy `gamma * sum softmax(s)_j h_j` of the BiLM layers",
+            elmo_numpy_mix,
+        ),
+        error(
+            ELMO,
+            "float32 char ids",
+            TypeError,
+            [CHAR_IDS, "integer char ids", "float32"],
+            elmo_call(
+                lambda: keras_elmo.batch_to_ids([["a"]]).astype("float32")
+            ),
+        ),
+        error(
+            ELMO,
+            "char id 300",
+            ValueError,
+            [CHAR_IDS, "ids in [0, 262)", "got 300"],
+            elmo_call(lambda: ids_with(300)),
+        ),
+        error(
+            ELMO,
+            "rank-3 string tokens",
+            ValueError,
+            [CHAR_IDS, "shape [B, T, 50]", "(1, 1, 1, 50)"],
+            elmo_call(lambda: tf.constant([[["a"]]])),
+        ),
+    ],
+)
