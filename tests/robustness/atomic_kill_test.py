@@ -21,7 +21,7 @@ import h5py
 import numpy as np
 import pytest
 from atomic_kill_child import NAMES
-from conftest import VOCAB
+from case_table import VOCAB
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.training.model_files import save_softmax_hdf5

@@ -12,10 +12,10 @@ import os
 import h5py
 import numpy as np
 from api_cases import reference_ids
+from case_table import VOCAB
 from case_table import error
 from case_table import number
 from case_table import ok
-from conftest import VOCAB
 
 
 class CommandFailed(Exception):

@@ -13,9 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "export"))
 
+from case_table import VOCAB  # noqa: E402
 from export_helpers import tiny_bilm as make_tiny_bilm  # noqa: E402
-
-VOCAB = ["<S>", "</S>", "<UNK>", "a", "b", "c", "the", "cat"]
 
 
 @pytest.fixture(scope="session")

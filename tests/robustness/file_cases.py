@@ -9,11 +9,11 @@ import shutil
 
 import h5py
 import numpy as np
+from case_table import VOCAB
 from case_table import error
 from case_table import number
 from case_table import ok
 from case_table import ref
-from conftest import VOCAB
 
 import keras_elmo
 from keras_elmo.data.vocabulary import Vocabulary
