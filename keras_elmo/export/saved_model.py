@@ -9,7 +9,6 @@ import tempfile
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
-from keras_elmo.text import char_vocab
 from keras_elmo.text.char_ops import tokens_to_char_ids
 
 logger = logging.getLogger(__name__)
@@ -61,15 +60,22 @@ class ElmoModule(tf.Module):
     trainable_variables = None
     non_trainable_variables = None
 
-    def __init__(self, bilm, scalar_mix, max_tokens=sig.MAX_TOKENS):
+    def __init__(
+        self, bilm, scalar_mix, max_tokens=sig.MAX_TOKENS, token_cache=None
+    ):
         super().__init__(name="elmo")
         # Not tracked: the SavedModel keeps variables and functions, not
         # the Keras objects (which a plain-TensorFlow loader cannot use).
-        self._keras = _Untracked(bilm=bilm, mix=scalar_mix)
+        self._keras = _Untracked(bilm=bilm, mix=scalar_mix, cache=token_cache)
         self.max_tokens = int(max_tokens)
         self.num_layers = int(bilm.config.num_layers)
         self.projection_dim = int(bilm.config.projection_dim)
-        variables = _unique(list(bilm.weights) + list(scalar_mix.weights))
+        weights = list(bilm.weights) + list(scalar_mix.weights)
+        if token_cache is not None:
+            weights += list(token_cache.weights)
+            # The vocabulary's hash table, saved with the module.
+            self._token_table = token_cache.lookup.lookup_table
+        variables = _unique(weights)
         trainable = _unique([w for w in scalar_mix.weights if w.trainable])
         trainable_ids = {id(w) for w in trainable}
         self.variables = variables
@@ -80,11 +86,7 @@ class ElmoModule(tf.Module):
         # One graph of the biLM, called by both signatures.
         self._layers = tf.function(
             self._run_bilm,
-            input_signature=[
-                tf.TensorSpec(
-                    [None, None, char_vocab.MAX_CHARS_PER_TOKEN], tf.int32
-                )
-            ],
+            input_signature=[tf.TensorSpec([None, None], tf.string)],
         )
         self.regularization_losses = []
         if scalar_mix.l2_coef and trainable:
@@ -139,7 +141,7 @@ class ElmoModule(tf.Module):
         # The biLM wants each sentence contiguous and right-padded: move
         # the real tokens to the front, run, then put them back in place.
         packed = tf.ragged.boolean_mask(tokens, real).to_tensor("")
-        layers = self._layers(tokens_to_char_ids(packed))
+        layers = self._layers(packed)
         index = tf.maximum(tf.cumsum(tf.cast(real, tf.int32), axis=1) - 1, 0)
         real_f = tf.cast(real, tf.float32)[..., tf.newaxis]
 
@@ -154,9 +156,16 @@ class ElmoModule(tf.Module):
         outputs[sig.SEQUENCE_LEN] = lengths
         return outputs
 
-    def _run_bilm(self, char_ids):
-        """`{word_emb, lstm_outputs1..L, elmo}`, float32 `[B, T, .]`."""
-        outputs = self._keras.bilm(char_ids, training=False)
+    def _run_bilm(self, tokens):
+        """`{word_emb, lstm_outputs1..L, elmo}`, float32 `[B, T, .]`, from
+        right-padded tokens; known tokens' embeddings come from the token
+        cache when there is one."""
+        bilm, cache = self._keras.bilm, self._keras.cache
+        if cache is None:
+            outputs = bilm(tokens_to_char_ids(tokens), training=False)
+        else:
+            mask = tf.not_equal(tokens, "")
+            outputs = bilm.contextualize(cache(tokens), mask, training=False)
         # The biLM is frozen in the SavedModel, as in TF Hub's elmo/3: only
         # the mix is trainable, and gradients stop here (cheap fine-tuning).
         outputs = {k: tf.stop_gradient(v) for k, v in outputs.items()}
@@ -209,10 +218,13 @@ def split_sentences(text, max_tokens=sig.MAX_TOKENS):
         return words.to_tensor(""), tf.cast(words.row_lengths(), tf.int32)
 
 
-def build_module(bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS):
+def build_module(
+    bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS, vocabulary=None
+):
     """The `ElmoModule` for a `BiLM` or an `ElmoLayer` (not saved)."""
     from keras_elmo.layers.elmo_layer import ElmoLayer
     from keras_elmo.layers.scalar_mix import ScalarMix
+    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
     from keras_elmo.models.bilm import BiLM
 
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
@@ -258,11 +270,20 @@ def build_module(bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS):
     if not mix.built:
         shape = (None, None, bilm.output_dim)
         mix.build([shape] * bilm.num_output_layers)
-    return ElmoModule(bilm, mix, max_tokens=max_tokens)
+    cache = getattr(bilm_or_elmo_layer, "token_cache", None)
+    if vocabulary is not None:
+        cache = TokenEmbeddingCache(vocabulary, bilm, name="token_cache")
+    if cache is not None and not cache.built:
+        cache.build()
+    return ElmoModule(bilm, mix, max_tokens=max_tokens, token_cache=cache)
 
 
 def export_saved_model(
-    bilm_or_elmo_layer, path, max_tokens=sig.MAX_TOKENS, overwrite=True
+    bilm_or_elmo_layer,
+    path,
+    max_tokens=sig.MAX_TOKENS,
+    overwrite=True,
+    vocabulary=None,
 ):
     """Writes a SavedModel with TF Hub `google/elmo/3` signatures.
 
@@ -292,6 +313,12 @@ def export_saved_model(
             dropped); defaults to `MAX_TOKENS` (512).
         overwrite: bool. Replace an existing SavedModel at `path`. A
             non-empty directory that holds no SavedModel is never replaced.
+        vocabulary: None, a list of str tokens or the path of a bilm-tf
+            vocabulary file: the SavedModel then holds these tokens' biLM
+            token embeddings and a hash table, and runs the char-CNN only
+            for other tokens (`keras_elmo.layers.TokenEmbeddingCache`).
+            Same outputs up to float rounding, less work per call. An
+            `ElmoLayer` built with a `vocabulary` exports its cache.
 
     Returns:
         `path`.
@@ -308,7 +335,9 @@ def export_saved_model(
     """
     path = os.fspath(path)
     _check_destination(path, overwrite)
-    module = build_module(bilm_or_elmo_layer, max_tokens=max_tokens)
+    module = build_module(
+        bilm_or_elmo_layer, max_tokens=max_tokens, vocabulary=vocabulary
+    )
     with _atomic_directory(path) as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
     return path

@@ -41,6 +41,7 @@ def test_cached_embedder_equals_uncached(reference):
         np.testing.assert_allclose(got, want, atol=1e-6, rtol=0)
 
 
+@pytest.mark.large
 def test_embed_cli_with_vocab(reference, tmp_path, capsys):
     options, weights, bilm = reference
     src = tmp_path / "in.txt"
