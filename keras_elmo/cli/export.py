@@ -55,6 +55,13 @@ def add_arguments(parser):
         action="store_true",
         help="Replace an existing SavedModel at the destination.",
     )
+    parser.add_argument(
+        "--vocab",
+        default=None,
+        help="Vocabulary file (bilm-tf format): the SavedModel keeps these "
+        "tokens' char-CNN embeddings and runs the char-CNN only for other "
+        "tokens (same outputs, lower latency, larger model).",
+    )
 
 
 def is_saved_model(path):
@@ -173,11 +180,15 @@ def run(args):
             )
     model, description = load_bilm_source(args)
     max_tokens = args.max_tokens or signatures.MAX_TOKENS
-    export_saved_model(model, path, max_tokens=max_tokens, overwrite=True)
+    vocab = getattr(args, "vocab", None)
+    export_saved_model(
+        model, path, max_tokens=max_tokens, overwrite=True, vocabulary=vocab
+    )
     sys.stdout.write(
         f"Exported {description}\n  to {path}\n"
         "signatures: default (= serving_default): text [B]; "
         "tokens: tokens [B,T], sequence_len [B]\n"
         f"max tokens per sentence: {max_tokens}\n"
+        + (f"token cache: {vocab}\n" if vocab else "")
     )
     return 0
