@@ -157,6 +157,10 @@ def run(args):
             "`--init-from` takes options.json weights.hdf5 [softmax.hdf5], "
             f"received {len(args.init_from)} files."
         )
+    from keras_elmo.utils.validation import check_positive_int
+
+    for flag in ("epochs", "batch_size", "max_tokens", "checkpoint_every"):
+        check_positive_int("--" + flag.replace("_", "-"), getattr(args, flag))
     _check_config(args.config)
     _check_out(args.out, args.force)
     _check_corpus("--train", args.train)

@@ -52,7 +52,11 @@ def run(args):
         raise FileExistsError(
             f"Output {args.output!r} exists; pass --force to overwrite it."
         )
-    # Validate the size arguments before the (possibly long) counting pass.
+    # Validate the size arguments before the (possibly long) counting pass,
+    # under the names the user typed.
+    from keras_elmo.utils.validation import check_positive_int
+
+    check_positive_int("--min-count", args.min_count)
     Vocabulary.from_counts({}, min_count=args.min_count, max_size=args.max_size)
     counts, stats = corpus.count_tokens(args.corpus)
     vocab = Vocabulary.from_counts(

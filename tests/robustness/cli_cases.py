@@ -429,7 +429,7 @@ CASES = number(
             "train",
             "`--batch-size 0`",
             CommandFailed,
-            ["`batch_size`", "positive integer", "got 0"],
+            ["`--batch-size`", "positive integer", "got 0"],
             failing(
                 "train",
                 "--train",
@@ -571,7 +571,7 @@ CASES = number(
             "vocab",
             "`--min-count 0`",
             CommandFailed,
-            ["`min_count`", "positive integer", "got 0"],
+            ["`--min-count`", "positive integer", "got 0"],
             failing(
                 "vocab", empty_file, "-o", out_path("v.txt"), "--min-count", "0"
             ),
