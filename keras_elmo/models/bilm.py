@@ -215,7 +215,8 @@ class BiLM(keras.Model):
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, dict):
-            check_char_ids(inputs.get("char_ids"))
+            if "char_ids" in inputs:
+                check_char_ids(inputs["char_ids"])
         else:
             inputs = check_char_ids(inputs)
         if not self.stateful or isinstance(inputs, dict):
@@ -349,7 +350,10 @@ def check_char_ids(char_ids):
             "integer char ids (int32, see keras_elmo.batch_to_ids), got "
             f"dtype {dtype}."
         )
-    shape = tuple(shape)
+    try:
+        shape = tuple(shape)
+    except ValueError:  # a graph tensor of unknown rank: checked later
+        return char_ids
     width = char_vocab.MAX_CHARS_PER_TOKEN
     if len(shape) != 3 or shape[-1] not in (None, width):
         raise ValueError(
