@@ -151,6 +151,7 @@ def test_subsample():
         pos_data.subsample(10, 1.5, seed=0)
 
 
+@pytest.mark.large
 def test_cached_layers_mixed_equal_the_elmo_layer(tmp_path):
     import keras
 
@@ -220,6 +221,7 @@ def test_summarize_error_reduction():
     assert summary["mix_weights_std"] == pytest.approx([0.1, 0.1, 0.0])
 
 
+@pytest.mark.large
 def test_pos_tagging_smoke(treebank, tmp_path, capsys):
     pos_tagging = load_example("pos_tagging")
     figures = tmp_path / "figures"
@@ -285,6 +287,7 @@ def test_sample_efficiency_plot(tmp_path):
         assert_valid_png(path)
 
 
+@pytest.mark.large
 def test_layer_probe_smoke(treebank, tmp_path, capsys):
     results = load_example("layer_probe").main(
         [
@@ -301,6 +304,7 @@ def test_layer_probe_smoke(treebank, tmp_path, capsys):
     assert "best layer" in capsys.readouterr().out
 
 
+@pytest.mark.large
 def test_train_tiny_bilm(tmp_path, capsys):
     valid = tmp_path / "valid.txt"
     lines = ["the king said unto them", "and it was so", "moby dick"]
@@ -328,6 +332,7 @@ def test_train_tiny_bilm(tmp_path, capsys):
     assert "valid perplexity" in capsys.readouterr().out
 
 
+@pytest.mark.large
 def test_export_and_serve(tmp_path, capsys):
     sentences = ["a b c", "d e"]
     result = load_example("export_and_serve").main(
