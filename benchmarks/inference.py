@@ -122,7 +122,8 @@ def build_variants(names, bilm, cfg, jit):
                 out = model.contextualize(cache(tokens), tokens != "")
                 return [out[k] for k in KEYS]
 
-            variants[name] = (tf.function(run, jit_compile=jit), True)
+            # Strings cannot be XLA-compiled: the cache path never is.
+            variants[name] = (tf.function(run), True)
         else:
 
             def run(ids, model=model):
@@ -198,7 +199,9 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--variants", default="fp32")
-    parser.add_argument("--jit", action="store_true", help="XLA compile.")
+    parser.add_argument(
+        "--jit", action="store_true", help="XLA-compile (not the cache)."
+    )
     parser.add_argument("--options", help="bilm-tf options.json")
     parser.add_argument("--weights", help="bilm-tf weights.hdf5")
     args = parser.parse_args(argv)
