@@ -13,6 +13,7 @@ def lstm_recurrence(
     projection_kernel,
     cell_clip=None,
     projection_clip=None,
+    save_for_backward=True,
 ):
     """Runs a projected, clipped LSTM over time, both directions at once.
 
@@ -50,6 +51,10 @@ def lstm_recurrence(
         projection_kernel: `[2, H, P]`, `W_proj`.
         cell_clip: float or None.
         projection_clip: float or None.
+        save_for_backward: bool. False for inference: the loop then
+            carries only `(h, c)` (no gate activations are stacked, no
+            hand-written gradient; TensorFlow's own gradient still applies
+            if one is asked for). Same outputs either way.
 
     Returns:
         `(outputs, h, c)`: `outputs` `[T, 2, B, P]` holds `h` after each
@@ -65,10 +70,37 @@ def lstm_recurrence(
     c0 = ops.cast(c0, "float32")
     recurrent_kernel = ops.cast(recurrent_kernel, dtype)
     projection_kernel = ops.cast(projection_kernel, dtype)
-    outputs, h, c = _recurrence(cell_clip, projection_clip)(
+    loop = _loop(cell_clip, projection_clip, save_for_backward)
+    outputs, h, c = loop(
         gates_in, real, h0, c0, recurrent_kernel, projection_kernel
     )
     return outputs, h, ops.cast(c, state_dtype)
+
+
+# One compiled loop per (cell_clip, projection_clip, save_for_backward),
+# for eager calls.
+_COMPILED_LOOPS = {}
+
+
+def _loop(cell_clip, projection_clip, save_for_backward):
+    """The recurrence, compiled with `tf.function` when called eagerly on
+    the TensorFlow backend: eager `ops.scan` dispatches every op of every
+    step from Python (about 25 ms a step), so an eager `bilm(ids)` on a
+    1,000-token batch took minutes instead of seconds. Inside a traced
+    function (Keras `predict`/`fit`, the SavedModel, the trainer) the loop
+    is traced in place, as before."""
+    make = _recurrence if save_for_backward else _forward_only
+    run = make(cell_clip, projection_clip)
+    if keras.backend.backend() != "tensorflow":
+        return run
+    import tensorflow as tf
+
+    if not tf.executing_eagerly():
+        return run
+    key = (cell_clip, projection_clip, save_for_backward)
+    if key not in _COMPILED_LOOPS:
+        _COMPILED_LOOPS[key] = tf.function(run, reduce_retracing=True)
+    return _COMPILED_LOOPS[key]
 
 
 def _clip(x, limit):
@@ -99,39 +131,92 @@ def _step_indices(steps):
     return ops.arange(steps, dtype="int32")
 
 
+def _cell_step(
+    z_in,
+    h_prev,
+    c_prev,
+    recurrent_kernel,
+    projection_kernel,
+    cell_clip,
+    projection_clip,
+):
+    """One step of both directions: `(h, c, gates, c_raw, h_raw)`.
+
+    `gates` is `(sigmoid(i), tanh(j), sigmoid(f), sigmoid(o))` in float32;
+    `c_raw` and `h_raw` are the values before clipping. Rows are not yet
+    held through padding (the caller's `where`).
+    """
+    dtype = keras.backend.standardize_dtype(z_in.dtype)
+    z = z_in + ops.einsum("dbp,dpg->dbg", h_prev, recurrent_kernel)
+    i, j, f, o = ops.split(ops.cast(z, "float32"), 4, axis=-1)
+    gates = (ops.sigmoid(i), ops.tanh(j), ops.sigmoid(f), ops.sigmoid(o))
+    c_raw = gates[0] * gates[1] + gates[2] * c_prev
+    c = _clip(c_raw, cell_clip)
+    h_raw = ops.einsum(
+        "dbh,dhp->dbp",
+        ops.cast(gates[3] * ops.tanh(c), dtype),
+        projection_kernel,
+    )
+    return _clip(h_raw, projection_clip), c, gates, c_raw, h_raw
+
+
+def _forward_only(cell_clip, projection_clip):
+    """The loop without saving anything for backward: inference. Its
+    gradient, if one is asked for anyway, is TensorFlow's own (correct,
+    slower)."""
+
+    def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
+        steps = ops.shape(gates_in)[0]
+        real_steps = real[:, None, :, None]
+
+        def step(carry, t):
+            h_prev, c_prev = carry
+            h, c, _, _, _ = _cell_step(
+                gates_in[t],
+                h_prev,
+                c_prev,
+                recurrent_kernel,
+                projection_kernel,
+                cell_clip,
+                projection_clip,
+            )
+            h = ops.where(real_steps[t], h, h_prev)
+            c = ops.where(real_steps[t], c, c_prev)
+            # keras.ops.scan's TF backend stacks outputs shaped like the
+            # carry, so the cell states are stacked too.
+            return (h, c), (h, c)
+
+        (h, c), (hs, _) = ops.scan(step, (h0, c0), _step_indices(steps))
+        return ops.reshape(hs, (steps,) + ops.shape(h0)), h, c
+
+    return run
+
+
 def _recurrence(cell_clip, projection_clip):
     """The custom-gradient function for one pair of clip values."""
 
     @ops.custom_gradient
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
-        dtype = keras.backend.standardize_dtype(gates_in.dtype)
         steps = ops.shape(gates_in)[0]
         real_steps = real[:, None, :, None]
 
         def step(carry, t):
             h_prev, c_prev = carry[:2]
-            is_real = real_steps[t]
-            z = gates_in[t] + ops.einsum(
-                "dbp,dpg->dbg", h_prev, recurrent_kernel
-            )
-            z = ops.cast(z, "float32")
-            i, j, f, o = ops.split(z, 4, axis=-1)
-            in_gate, candidate = ops.sigmoid(i), ops.tanh(j)
-            forget_gate, out_gate = ops.sigmoid(f), ops.sigmoid(o)
-            c_raw = in_gate * candidate + forget_gate * c_prev
-            c = _clip(c_raw, cell_clip)
-            h_raw = ops.einsum(
-                "dbh,dhp->dbp",
-                ops.cast(out_gate * ops.tanh(c), dtype),
+            h, c, gates, c_raw, h_raw = _cell_step(
+                gates_in[t],
+                h_prev,
+                c_prev,
+                recurrent_kernel,
                 projection_kernel,
+                cell_clip,
+                projection_clip,
             )
-            h = _clip(h_raw, projection_clip)
-            h = ops.where(is_real, h, h_prev)
-            c = ops.where(is_real, c, c_prev)
+            h = ops.where(real_steps[t], h, h_prev)
+            c = ops.where(real_steps[t], c, c_prev)
             # What backward needs rides in the carry: keras.ops.scan
             # stacks outputs shaped like the carry.
-            new = (h, c, in_gate, candidate, forget_gate, out_gate, c_raw)
-            return new + (h_raw,), new + (h_raw,)
+            new = (h, c) + gates + (c_raw, h_raw)
+            return new, new
 
         saved0 = (ops.zeros_like(c0),) * 5 + (ops.zeros_like(h0),)
         (h, c, *_), stacked = ops.scan(

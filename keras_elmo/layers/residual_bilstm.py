@@ -248,7 +248,9 @@ class ResidualBiLSTM(keras.layers.Layer):
                 layer_input = keras.random.dropout(
                     layer_input, self.dropout, seed=self.seed_generator
                 )
-            sequence, (h, c) = self._run_layer(layer, layer_input, real, state)
+            sequence, (h, c) = self._run_layer(
+                layer, layer_input, real, state, bool(training)
+            )
             if layer > 0 and self.use_skip_connections:
                 sequence = sequence + layer_input
             sequence = sequence * real_dir
@@ -268,7 +270,7 @@ class ResidualBiLSTM(keras.layers.Layer):
             return outputs, (ops.stack(final_h), ops.stack(final_c))
         return outputs
 
-    def _run_layer(self, layer, inputs, real, state):
+    def _run_layer(self, layer, inputs, real, state, training):
         """One layer, both directions: `[2, B, T, P]` -> same, final states."""
         units = self.units
         kernel = ops.cast(self.kernels[layer], self.compute_dtype)
@@ -304,6 +306,7 @@ class ResidualBiLSTM(keras.layers.Layer):
             projection,
             cell_clip=self.cell_clip,
             projection_clip=self.projection_clip,
+            save_for_backward=training,
         )
         return ops.transpose(hs, (1, 2, 0, 3)), (h, c)
 

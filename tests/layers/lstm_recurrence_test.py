@@ -23,6 +23,7 @@ def reference_recurrence(
     projection_kernel,
     cell_clip=None,
     projection_clip=None,
+    save_for_backward=True,
 ):
     """The recurrence as `ResidualBiLSTM` ran it before, differentiated by
     TensorFlow: `keras.ops.scan` over the time-major gates."""
@@ -291,10 +292,12 @@ class LSTMRecurrenceTest(TestCase):
         def run():
             with tf.GradientTape() as tape:
                 tape.watch(x)
-                outputs = layer(x, mask=mask)
+                # training=True: the loop with the hand-written gradient.
+                outputs = layer(x, mask=mask, training=training)
                 loss = sum(ops.sum(y * target) for y in outputs)
             return outputs, tape.gradient(loss, [x] + layer.trainable_variables)
 
+        training = True
         outputs, grads = run()
         with mock.patch.object(
             residual_bilstm, "lstm_recurrence", reference_recurrence
@@ -303,4 +306,12 @@ class LSTMRecurrenceTest(TestCase):
         for a, b in zip(outputs, expected):
             self.assertAllEqual(a, b)
         for a, b in zip(grads, expected_grads):
+            self.assertRelativeClose(a, b)
+        # training=False: the forward-only loop (nothing saved for
+        # backward) gives the same outputs, and TensorFlow's own gradient.
+        training = False
+        inference, inference_grads = run()
+        for a, b in zip(inference, expected):
+            self.assertAllEqual(a, b)
+        for a, b in zip(inference_grads, expected_grads):
             self.assertRelativeClose(a, b)
