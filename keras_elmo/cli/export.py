@@ -171,7 +171,12 @@ def destination(out, version):
 def run(args):
     from keras_elmo.export import signatures
     from keras_elmo.export.saved_model import export_saved_model
+    from keras_elmo.utils.validation import check_positive_int
 
+    max_tokens = args.max_tokens
+    if max_tokens is None:
+        max_tokens = signatures.MAX_TOKENS
+    check_positive_int("--max-tokens", max_tokens)
     path = destination(args.out, args.version)
     if os.path.exists(path) and not args.force:
         if not (os.path.isdir(path) and not os.listdir(path)):
@@ -179,7 +184,6 @@ def run(args):
                 f"Output {path!r} exists; pass --force to overwrite it."
             )
     model, description = load_bilm_source(args)
-    max_tokens = args.max_tokens or signatures.MAX_TOKENS
     vocab = getattr(args, "vocab", None)
     export_saved_model(
         model, path, max_tokens=max_tokens, overwrite=True, vocabulary=vocab

@@ -174,6 +174,7 @@ class ElmoLayer(keras.layers.Layer):
             self.token_cache.build()
 
     def _bilm_outputs(self, inputs, training):
+        _check_input_rank(inputs)
         if keras.backend.standardize_dtype(inputs.dtype) != "string":
             return self.bilm(inputs, training=training)
         if self.token_cache is None:
@@ -244,3 +245,20 @@ class ElmoLayer(keras.layers.Layer):
             }
         )
         return config
+
+
+def _check_input_rank(inputs):
+    """String tokens must be `[B, T]`, char ids `[B, T, 50]`."""
+    is_string = keras.backend.standardize_dtype(inputs.dtype) == "string"
+    rank = len(inputs.shape)
+    expected = 2 if is_string else 3
+    if rank != expected:
+        kind = (
+            "string tokens of shape [B, T]"
+            if is_string
+            else "int char ids of shape [B, T, 50]"
+        )
+        raise ValueError(
+            f"ElmoLayer `inputs` must be {kind} (rank {expected}), received "
+            f"a {inputs.dtype} tensor of shape {tuple(inputs.shape)}."
+        )

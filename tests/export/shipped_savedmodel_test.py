@@ -21,9 +21,7 @@ def test_shipped_savedmodel_equals_from_preset():
     )
     loaded = tf.saved_model.load(SHIPPED)
     tokens, lengths = pad_tokens(SENTENCES)
-    by_tokens = loaded.signatures["tokens"](
-        tokens=tokens, sequence_len=lengths
-    )
+    by_tokens = loaded.signatures["tokens"](tokens=tokens, sequence_len=lengths)
     by_text = loaded.signatures["default"](text=tf.constant(SENTENCES))
     for outputs in (by_tokens, by_text):
         for key in ("word_emb", "lstm_outputs1", "lstm_outputs2", "elmo"):

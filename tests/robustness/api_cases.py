@@ -611,8 +611,22 @@ CASES = number(
             ELMO,
             "rank-3 string tokens",
             ValueError,
-            [CHAR_IDS, "shape [B, T, 50]", "(1, 1, 1, 50)"],
+            ["`inputs`", "string tokens of shape [B, T]", "(1, 1, 1)"],
             elmo_call(lambda: tf.constant([[["a"]]])),
+        ),
+        error(
+            ELMO,
+            "rank-1 string tokens (a sentence, not a batch)",
+            ValueError,
+            ["`inputs`", "string tokens of shape [B, T]", "(2,)"],
+            elmo_call(lambda: tf.constant(["a", "b"])),
+        ),
+        error(
+            ELMO,
+            "rank-2 int char ids (no character axis)",
+            ValueError,
+            ["`inputs`", "char ids of shape [B, T, 50]", "(1, 50)"],
+            elmo_call(lambda: keras_elmo.batch_to_ids([["a"]])[0]),
         ),
     ],
 )

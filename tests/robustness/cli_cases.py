@@ -608,7 +608,7 @@ CASES = number(
             "export",
             "`--max-tokens -3`",
             CommandFailed,
-            ["`max_tokens`", "positive integer", "got -3"],
+            ["`--max-tokens`", "positive integer", "got -3"],
             failing(
                 "export",
                 "--options",
@@ -619,6 +619,21 @@ CASES = number(
                 out_path("sm"),
                 "--max-tokens",
                 "-3",
+            ),
+        ),
+        error(
+            "export",
+            "`--max-tokens 0`",
+            CommandFailed,
+            ["`--max-tokens`", "positive integer", "got 0"],
+            failing(
+                "export",
+                "--preset",
+                "tiny",
+                "--out",
+                out_path("sm0"),
+                "--max-tokens",
+                "0",
             ),
         ),
         error(
