@@ -131,21 +131,16 @@ def _step_indices(steps):
     return ops.arange(steps, dtype="int32")
 
 
-def _cell_step(
-    z_in,
-    h_prev,
-    c_prev,
-    recurrent_kernel,
-    projection_kernel,
-    cell_clip,
-    projection_clip,
-):
+def _cell_step(z_in, real_t, h_prev, c_prev, kernels, clips):
     """One step of both directions: `(h, c, gates, c_raw, h_raw)`.
 
+    `kernels` is `(U, W_proj)`, `clips` `(cell_clip, projection_clip)`.
     `gates` is `(sigmoid(i), tanh(j), sigmoid(f), sigmoid(o))` in float32;
-    `c_raw` and `h_raw` are the values before clipping. Rows are not yet
-    held through padding (the caller's `where`).
+    `c_raw` and `h_raw` are the values before clipping; `h`, `c` hold
+    their previous values where `real_t` is False.
     """
+    recurrent_kernel, projection_kernel = kernels
+    cell_clip, projection_clip = clips
     dtype = keras.backend.standardize_dtype(z_in.dtype)
     z = z_in + ops.einsum("dbp,dpg->dbg", h_prev, recurrent_kernel)
     i, j, f, o = ops.split(ops.cast(z, "float32"), 4, axis=-1)
@@ -157,7 +152,9 @@ def _cell_step(
         ops.cast(gates[3] * ops.tanh(c), dtype),
         projection_kernel,
     )
-    return _clip(h_raw, projection_clip), c, gates, c_raw, h_raw
+    h = ops.where(real_t, _clip(h_raw, projection_clip), h_prev)
+    c = ops.where(real_t, c, c_prev)
+    return h, c, gates, c_raw, h_raw
 
 
 def _forward_only(cell_clip, projection_clip):
@@ -168,20 +165,11 @@ def _forward_only(cell_clip, projection_clip):
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
         steps = ops.shape(gates_in)[0]
         real_steps = real[:, None, :, None]
+        k = (recurrent_kernel, projection_kernel)
+        clips = (cell_clip, projection_clip)
 
         def step(carry, t):
-            h_prev, c_prev = carry
-            h, c, _, _, _ = _cell_step(
-                gates_in[t],
-                h_prev,
-                c_prev,
-                recurrent_kernel,
-                projection_kernel,
-                cell_clip,
-                projection_clip,
-            )
-            h = ops.where(real_steps[t], h, h_prev)
-            c = ops.where(real_steps[t], c, c_prev)
+            h, c, *_ = _cell_step(gates_in[t], real_steps[t], *carry, k, clips)
             # keras.ops.scan's TF backend stacks outputs shaped like the
             # carry, so the cell states are stacked too.
             return (h, c), (h, c)
@@ -199,20 +187,13 @@ def _recurrence(cell_clip, projection_clip):
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
         steps = ops.shape(gates_in)[0]
         real_steps = real[:, None, :, None]
+        k = (recurrent_kernel, projection_kernel)
+        clips = (cell_clip, projection_clip)
 
         def step(carry, t):
-            h_prev, c_prev = carry[:2]
             h, c, gates, c_raw, h_raw = _cell_step(
-                gates_in[t],
-                h_prev,
-                c_prev,
-                recurrent_kernel,
-                projection_kernel,
-                cell_clip,
-                projection_clip,
+                gates_in[t], real_steps[t], *carry[:2], k, clips
             )
-            h = ops.where(real_steps[t], h, h_prev)
-            c = ops.where(real_steps[t], c, c_prev)
             # What backward needs rides in the carry: keras.ops.scan
             # stacks outputs shaped like the carry.
             new = (h, c) + gates + (c_raw, h_raw)
