@@ -102,6 +102,7 @@ class ElmoModule(tf.Module):
     @tf.function(input_signature=[sig.text_spec()])
     def __call__(self, text):
         """The `default` signature: sentences `[B]` -> outputs."""
+        text = _checked_rank(text, [None])
         tokens, sequence_len = split_sentences(text, self.max_tokens)
         return self._embed(tokens, sequence_len)
 
@@ -116,7 +117,10 @@ class ElmoModule(tf.Module):
         One dict argument, as hub.KerasLayer and TFSMLayer pass inputs;
         the `tokens` signature takes the same two tensors as keywords.
         """
-        return self._embed(inputs[sig.TOKENS], inputs[sig.SEQUENCE_LEN])
+        return self._embed(
+            _checked_rank(inputs[sig.TOKENS], [None, None]),
+            _checked_rank(inputs[sig.SEQUENCE_LEN], [None]),
+        )
 
     def _embed(self, tokens, sequence_len):
         with tf.name_scope("check_inputs"):
@@ -202,6 +206,14 @@ class _Untracked:
 
     def __init__(self, **objects):
         self.__dict__.update(objects)
+
+
+def _checked_rank(x, shape):
+    """`x`, with a run-time check of its rank: a server does not check
+    inputs against the signature, and an `EnsureShape` error names the
+    input, the expected and the received shape (`Shape of tensor text
+    [2,1] is not compatible with expected shape [?]`)."""
+    return tf.ensure_shape(x, shape, name=f"check_{x.name.split(':')[0]}")
 
 
 def split_sentences(text, max_tokens=sig.MAX_TOKENS):

@@ -111,6 +111,22 @@ def python_list_text(fx):
     export_cases.assert_same(out, export_cases.default(model, ["a b"]), 0)
 
 
+def text_rank_2(fx):
+    fx("saved_model").signatures["default"](text=tf.constant([["a"], ["b"]]))
+
+
+def tokens_rank_1(fx):
+    fx("saved_model").signatures["tokens"](
+        tokens=tf.constant(["a", "b", "c"]), sequence_len=tf.constant([1, 1, 1])
+    )
+
+
+def sequence_len_rank_2(fx):
+    fx("saved_model").signatures["tokens"](
+        tokens=tf.constant([["a"], ["b"]]), sequence_len=tf.constant([[1], [1]])
+    )
+
+
 def missing_input(fx):
     fx("saved_model").signatures["default"]()
 
@@ -136,6 +152,27 @@ CASES = number(
             "a Python list instead of a tensor",
             "= the tensor input",
             python_list_text,
+        ),
+        error(
+            "SavedModel `default`",
+            "`text` of rank 2 `[2, 1]`",
+            tf.errors.InvalidArgumentError,
+            ["tensor text", "expected shape [?]", "[2,1]"],
+            text_rank_2,
+        ),
+        error(
+            "SavedModel `tokens`",
+            "`tokens` of rank 1 `[3]`",
+            tf.errors.InvalidArgumentError,
+            ["tensor tokens", "expected shape [?,?]", "[3]"],
+            tokens_rank_1,
+        ),
+        error(
+            "SavedModel `tokens`",
+            "`sequence_len` of rank 2 `[2, 1]`",
+            tf.errors.InvalidArgumentError,
+            ["tensor sequence_len", "expected shape [?]", "[2,1]"],
+            sequence_len_rank_2,
         ),
         error(
             "SavedModel `default`",
