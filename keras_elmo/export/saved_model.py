@@ -1,15 +1,13 @@
 """`export_saved_model`: a biLM as a TF-Hub-`elmo/3`-style SavedModel."""
 
-import contextlib
 import logging
 import os
-import shutil
-import tempfile
 
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
 from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.utils.atomic import atomic_directory
 
 logger = logging.getLogger(__name__)
 
@@ -350,7 +348,7 @@ def export_saved_model(
     module = build_module(
         bilm_or_elmo_layer, max_tokens=max_tokens, vocabulary=vocabulary
     )
-    with _atomic_directory(path) as tmp:
+    with atomic_directory(path) as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
     return path
 
@@ -380,31 +378,3 @@ def _check_destination(path, overwrite):
         f"{path!r} exists and is not a SavedModel directory; refusing to "
         "replace it. Choose another path or remove it first."
     )
-
-
-@contextlib.contextmanager
-def _atomic_directory(path):
-    """Yields a temporary directory beside `path`; moves it there after.
-
-    An existing `path` is renamed aside first and removed once the new
-    directory is in place, so `path` always holds a complete directory
-    (except for the instant between the two renames).
-    """
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
-    name = os.path.basename(os.path.abspath(path))
-    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
-    try:
-        yield tmp
-        old = None
-        if os.path.isdir(path) and os.listdir(path):
-            old = tmp + ".old"  # unique, as `tmp` is
-            os.rename(path, old)
-        elif os.path.isdir(path):
-            os.rmdir(path)
-        os.rename(tmp, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

@@ -1,8 +1,16 @@
 """Atomic file writes: a reader sees the old file or the new one, never half."""
 
 import contextlib
+import ctypes
+import errno
 import os
+import shutil
+import sys
 import tempfile
+
+# renameat2(2) (Linux >= 3.15, glibc >= 2.28).
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
 
 
 @contextlib.contextmanager
@@ -64,3 +72,70 @@ def save_keras_atomically(model, path):
         finally:
             if os.path.exists(tmp_keras):
                 os.remove(tmp_keras)
+
+
+def exchange_paths(a, b):
+    """Atomically swaps two existing paths (files or directories).
+
+    Uses Linux's `renameat2(..., RENAME_EXCHANGE)`: at every instant each
+    name holds one complete entry. Returns False where the platform, the C
+    library or the file system does not offer it (the caller falls back).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    renameat2.restype = ctypes.c_int
+    result = renameat2(
+        _AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE
+    )
+    if result == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(error, os.strerror(error), a, None, b)
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yields a temporary directory beside `path`; moves it there after.
+
+    A non-empty existing `path` is swapped with the new directory in one
+    atomic step (`exchange_paths`) and then removed, so `path` always
+    holds a complete directory, old or new. Where the swap is not
+    available the old directory is renamed aside first: for an instant
+    `path` is absent, and a kill then leaves the old copy beside it as
+    `.NAME.*.tmp.old`. On an exception the temporary directory is removed
+    and `path` is untouched.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    name = os.path.basename(os.path.abspath(path))
+    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
+    try:
+        yield tmp
+        if os.path.isdir(path) and os.listdir(path):
+            if exchange_paths(tmp, path):
+                shutil.rmtree(tmp, ignore_errors=True)  # now the old one
+                return
+            old = tmp + ".old"  # unique, as `tmp` is
+            os.rename(path, old)
+            os.rename(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+            return
+        if os.path.isdir(path):
+            os.rmdir(path)
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -13,10 +13,11 @@ from export_helpers import tiny_bilm
 
 import keras_elmo
 from keras_elmo.export import signatures as sig
-from keras_elmo.export.saved_model import _atomic_directory
 from keras_elmo.export.saved_model import _check_destination
 from keras_elmo.export.saved_model import build_module
 from keras_elmo.export.saved_model import export_saved_model
+from keras_elmo.utils import atomic
+from keras_elmo.utils.atomic import atomic_directory
 
 
 @pytest.mark.large
@@ -114,18 +115,36 @@ def test_export_argument_errors():
         build_module(stateful)
 
 
-def test_directory_is_replaced_atomically_and_no_temp_is_left(tmp_path):
+def test_exchange_paths_swaps_two_directories(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "f").write_text("A")
+    (b / "f").write_text("B")
+    assert atomic.exchange_paths(str(a), str(b))  # Linux, as in CI
+    assert (a / "f").read_text() == "B"
+    assert (b / "f").read_text() == "A"
+    with pytest.raises(FileNotFoundError):
+        atomic.exchange_paths(str(a), str(tmp_path / "missing"))
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_directory_is_replaced_atomically_and_no_temp_is_left(
+    tmp_path, monkeypatch, exchange
+):
+    if not exchange:  # the two-rename fallback
+        monkeypatch.setattr(atomic, "exchange_paths", lambda a, b: False)
     path = tmp_path / "elmo"
     path.mkdir()  # an empty directory is a fine destination
     _check_destination(str(path), overwrite=False)
     for version in ("old", "new"):
-        with _atomic_directory(str(path)) as tmp:
+        with atomic_directory(str(path)) as tmp:
             assert os.path.dirname(tmp) == str(tmp_path)  # beside `path`
             (Path(tmp) / "saved_model.pb").write_text(version)
     assert (path / "saved_model.pb").read_text() == "new"
     assert sorted(os.listdir(tmp_path)) == ["elmo"]
     with pytest.raises(RuntimeError):
-        with _atomic_directory(str(path)) as tmp:
+        with atomic_directory(str(path)) as tmp:
             (Path(tmp) / "saved_model.pb").write_text("half")
             raise RuntimeError("export failed")
     assert (path / "saved_model.pb").read_text() == "new"
