@@ -13,7 +13,6 @@ python examples/layer_probe.py --model tiny --max-sentences 50 --epochs 1
 """
 
 import argparse
-import os
 
 import bilm_cache
 import keras
@@ -21,20 +20,12 @@ import numpy as np
 import pos_data
 from pos_tagging import DEFAULT_DATA
 from pos_tagging import FILES
+from pos_tagging import load_split
 
 
-def token_arrays(data_dir, split, bilm, args):
+def token_arrays(split, bilm, args):
     """`([N, L + 1, 2P] float16 activations, [N] tag ids)` of a split."""
-    path = os.path.join(data_dir, FILES[split])
-    sentences = pos_data.read_conllu(path, args.max_sentences)
-    layers = bilm_cache.cached_layers(
-        bilm,
-        args.model,
-        path,
-        [words for words, _ in sentences],
-        cache_dir=args.cache_dir,
-        max_sentences=args.max_sentences,
-    )
+    sentences, layers = load_split(args, split, bilm)
     tags = pos_data.Vocabulary(dict.fromkeys(pos_data.UPOS_TAGS, 1), unk=False)
     tag_ids = np.array(
         [tags.id(t) for _, upos in sentences for t in upos], np.int32
@@ -94,9 +85,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     bilm = bilm_cache.load_bilm(args.model)
-    splits = {
-        split: token_arrays(args.data_dir, split, bilm, args) for split in FILES
-    }
+    splits = {split: token_arrays(split, bilm, args) for split in FILES}
     num_tags = splits["train"][2]
     train, dev, test = (splits[s][:2] for s in ("train", "dev", "test"))
     names = ["token layer [x; x]"] + [
