@@ -59,23 +59,7 @@ def padding_waste(lengths, batch_size, sort_chunk):
 
 def unsorted_embed_chunk(embed_cli):
     """`_embed_chunk` without the sort by length (for comparison only)."""
-
-    def embed_chunk(embedder, args, todo, out):
-        results = {}
-        for start in range(0, len(todo), args.batch_size):
-            batch = todo[start : start + args.batch_size]
-            vectors = embedder(
-                [
-                    [t.encode("utf-8", "surrogateescape") for t in tokens]
-                    for _, tokens in batch
-                ]
-            )
-            for (index, _), layers in zip(batch, vectors):
-                results[index] = embed_cli._select(layers, args.layers)
-        for index in sorted(results):
-            out.create_dataset(str(index), data=results[index])
-
-    return embed_chunk
+    return embed_cli._embed_batches
 
 
 def main(argv=None):

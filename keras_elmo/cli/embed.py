@@ -241,7 +241,14 @@ def _pending(chunk, embedder, mode, out):
 
 def _embed_chunk(embedder, args, todo, out):
     """Embeds `(index, tokens)` pairs, batched by length, in line order."""
-    todo = sorted(todo, key=lambda item: len(item[1]))
+    _embed_batches(
+        embedder, args, sorted(todo, key=lambda item: len(item[1])), out
+    )
+
+
+def _embed_batches(embedder, args, todo, out):
+    """Embeds `(index, tokens)` pairs in consecutive batches of `todo`'s
+    order and writes them in line order."""
     results = {}
     for start in range(0, len(todo), args.batch_size):
         batch = todo[start : start + args.batch_size]
