@@ -46,6 +46,19 @@ def add_arguments(parser):
     parser.add_argument("--steps-per-epoch", type=int)
     parser.add_argument("--optimizer", default="adagrad")
     parser.add_argument("--learning-rate", type=float, default=0.2)
+    parser.add_argument(
+        "--lr-decay",
+        type=float,
+        default=1.0,
+        help="Multiply the learning rate by this once per epoch from "
+        "--lr-decay-start on (1.0: constant).",
+    )
+    parser.add_argument(
+        "--lr-decay-start",
+        type=int,
+        default=2,
+        help="First epoch (1-based) trained at a decayed learning rate.",
+    )
     parser.add_argument("--clip-norm", type=float, default=10.0)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument(
@@ -177,6 +190,8 @@ def run(args):
         steps_per_epoch=args.steps_per_epoch,
         optimizer=args.optimizer,
         learning_rate=args.learning_rate,
+        lr_decay=args.lr_decay,
+        lr_decay_start=args.lr_decay_start,
         clip_norm=args.clip_norm,
         dropout=args.dropout,
         num_sampled=args.num_sampled,

@@ -9,11 +9,15 @@ from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
+from keras_elmo.layers.unique_tokens import GatherUniqueTokens
+from keras_elmo.layers.unique_tokens import UniqueTokens
 
 __all__ = [
     "CharacterIds",
     "AddSentenceBoundaries",
     "TokenMask",
+    "UniqueTokens",
+    "GatherUniqueTokens",
     "CharCNNEmbedding",
     "Highway",
     "ResidualBiLSTM",

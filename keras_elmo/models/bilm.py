@@ -12,6 +12,8 @@ from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
+from keras_elmo.layers.unique_tokens import GatherUniqueTokens
+from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.models.bilm_state import CarriedStates
 from keras_elmo.text import char_vocab
 
@@ -107,6 +109,10 @@ class BiLM(keras.Model):
         strip = RemoveSentenceBoundaries(
             dtype=dtype, name="remove_sentence_boundaries"
         )
+        unique_tokens = UniqueTokens(name="unique_tokens")
+        gather_unique = GatherUniqueTokens(
+            dtype=dtype, name="gather_unique_tokens"
+        )
 
         # === Functional Model ===
         char_ids = keras.Input(
@@ -118,7 +124,8 @@ class BiLM(keras.Model):
         mask = token_mask(char_ids)
         with_boundaries = add_boundaries(char_ids)
         mask_with_boundaries = token_mask(with_boundaries)
-        x = projection(highway(char_cnn(with_boundaries)))
+        unique, inverse = unique_tokens(with_boundaries)
+        x = gather_unique(projection(highway(char_cnn(unique))), inverse)
         if stateful:
             inputs["initial_h"] = keras.Input(
                 shape=(2, None, config.projection_dim),

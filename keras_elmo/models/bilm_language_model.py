@@ -7,6 +7,8 @@ from keras_elmo.layers.lm_softmax import LMSoftmax
 from keras_elmo.layers.next_token_states import NextTokenStates
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
+from keras_elmo.layers.unique_tokens import GatherUniqueTokens
+from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.text import char_vocab
 
@@ -61,8 +63,14 @@ class BiLMLanguageModel(keras.Model):
             name="char_ids",
         )
         with_boundaries = add_boundaries(char_ids)
-        x = backbone.token_projection(
-            backbone.highway(backbone.char_cnn(with_boundaries))
+        unique, inverse = UniqueTokens(name="lm_unique_tokens")(with_boundaries)
+        x = GatherUniqueTokens(
+            dtype=backbone.dtype_policy, name="lm_gather_unique_tokens"
+        )(
+            backbone.token_projection(
+                backbone.highway(backbone.char_cnn(unique))
+            ),
+            inverse,
         )
         layers = backbone.bilstm(x, mask=token_mask(with_boundaries))
         hidden = states(layers[-1])

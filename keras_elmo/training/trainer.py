@@ -285,8 +285,15 @@ class Trainer:
             if config.verbose and self.chief
             else None
         )
+        learning_rate = config.learning_rate_at(epoch)
+        self.optimizer.learning_rate = learning_rate
         if self.chief:
-            logger.info("Epoch %d/%d", epoch + 1, config.epochs)
+            logger.info(
+                "Epoch %d/%d, learning rate %g",
+                epoch + 1,
+                config.epochs,
+                learning_rate,
+            )
         sums = np.zeros(2)
         counts = np.zeros(2)
         start, tokens_seen = time.perf_counter(), 0.0
@@ -342,6 +349,7 @@ class Trainer:
             "loss": float(mean),
             "perplexity": float(np.exp(mean)),
             "steps": done - skip,
+            "learning_rate": learning_rate,
             "tokens_per_second": tokens_seen
             / max(time.perf_counter() - start, 1e-9),
         }

@@ -19,7 +19,12 @@ class TrainingConfig:
         steps_per_epoch: cap on the steps of an epoch (None: the data).
         optimizer: `adagrad` (bilm-tf: lr 0.2, accumulator 1.0) or any
             Keras optimizer name.
-        learning_rate: float.
+        learning_rate: float, the learning rate of the first epochs.
+        lr_decay: float in (0, 1]. Epoch `e` (1-based) trains at
+            `learning_rate * lr_decay ** max(0, e - lr_decay_start + 1)`
+            (1.0: constant). A function of the epoch alone, so a resumed
+            run uses the rate an uninterrupted one would.
+        lr_decay_start: int >= 1, the first decayed epoch.
         clip_norm: global gradient norm clip, applied to the gradient
             summed over all replicas (bilm-tf: 10).
         dropout: dropout inside the biLSTM and before the softmax.
@@ -52,6 +57,8 @@ class TrainingConfig:
     steps_per_epoch: int = None
     optimizer: str = "adagrad"
     learning_rate: float = 0.2
+    lr_decay: float = 1.0
+    lr_decay_start: int = 2
     clip_norm: float = 10.0
     dropout: float = 0.1
     num_sampled: int = 0
@@ -67,6 +74,11 @@ class TrainingConfig:
     log_every: int = 50
     verbose: bool = True
 
+    def learning_rate_at(self, epoch):
+        """The learning rate of 0-based `epoch` (see `lr_decay`)."""
+        decays = max(0, epoch + 2 - self.lr_decay_start)
+        return self.learning_rate * self.lr_decay**decays
+
     def __post_init__(self):
         for name in (
             "epochs",
@@ -74,6 +86,7 @@ class TrainingConfig:
             "max_tokens",
             "checkpoint_every",
             "shuffle_buffer",
+            "lr_decay_start",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -85,6 +98,11 @@ class TrainingConfig:
             raise ValueError(
                 "Received an invalid value for `mixed_precision`, expected "
                 f"None, 'bfloat16' or 'float16', got {self.mixed_precision!r}."
+            )
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ValueError(
+                "Received an invalid value for `lr_decay`, expected a "
+                f"factor in (0, 1], got {self.lr_decay!r}."
             )
         if self.num_sampled < 0:
             raise ValueError(

@@ -214,3 +214,72 @@ class CharCNNEmbeddingTest(TestCase):
             CharCNNEmbedding([(1, 2, 3)], DIM)
         with pytest.raises(ValueError, match="`activation`.*'gelu'"):
             CharCNNEmbedding(FILTERS, DIM, activation="gelu")
+
+
+def _pad_window_wins(ids, table, kernels):
+    """(token, filter) pairs whose max lies only in an all-PAD window past
+    the batch's longest token: what the skipped windows must still give."""
+    full = np.concatenate([np.zeros((1, table.shape[1])), table], 0)
+    chars = full[ids.reshape(-1, 50)].astype("float64")
+    real = (ids.reshape(-1, 50) > 0) & (ids.reshape(-1, 50) != 261)
+    longest = int(real.sum(axis=1).max())
+    wins = 0
+    for kernel in kernels:
+        width = kernel.shape[0]
+        conv = np.stack(
+            [
+                np.einsum("nwd,wdf->nf", chars[:, t : t + width], kernel)
+                for t in range(50 - width + 1)
+            ],
+            axis=1,
+        )
+        tokens = real.any(axis=1)
+        wins += int(
+            (
+                conv[tokens, longest:].max(1) > conv[tokens, :longest].max(1)
+            ).sum()
+        )
+    return wins
+
+
+class SkippedPaddingWindowsTest(TestCase):
+    """Short tokens only: windows past the longest token are skipped."""
+
+    def test_equals_numpy_over_all_50_slots(self):
+        ids = batch_to_ids([["Hi", "there", ""], ["a", "bcd", "efghij"]])
+        weights = seeded_weights(seed=3, filters=[(1, 6), (3, 6), (7, 9)])
+        # Make the PAD character's row large: its windows win some maxima.
+        weights[0][260] = 2.0
+        self.assertGreater(_pad_window_wins(ids, weights[0], weights[1]), 0)
+        for activation in ("relu", "tanh"):
+            layer = CharCNNEmbedding(
+                [(1, 6), (3, 6), (7, 9)], DIM, activation=activation
+            )
+            layer.build(ids.shape)
+            assign(layer, *weights)
+            expected = numpy_char_cnn(ids, *weights, activation=activation)
+            self.assertAllClose(layer(ids), expected, atol=1e-5, rtol=1e-5)
+
+    def test_gradients_equal_the_full_width_ones(self):
+        import tensorflow as tf
+
+        short = batch_to_ids([["Hi", "there"], ["a", "bcdefg"]])
+        # A 60-byte token fills all 50 slots, so nothing is skipped; its
+        # row gets zero weight in the loss.
+        full = batch_to_ids([["Hi", "there"], ["a", "bcdefg"], ["x" * 60]])
+        weights = seeded_weights(seed=4, filters=[(2, 5), (5, 7)])
+        weights[0][260] = 1.5
+        layer = CharCNNEmbedding([(2, 5), (5, 7)], DIM, activation="tanh")
+        layer.build(short.shape)
+        assign(layer, *weights)
+        probe = np.random.default_rng(0).normal(size=(2, 2, 12))
+
+        def gradients(ids):
+            with tf.GradientTape() as tape:
+                out = layer(ids)[:2]
+                loss = tf.reduce_sum(tf.sin(out * probe))
+            grads = tape.gradient(loss, layer.trainable_variables)
+            return [np.asarray(tf.convert_to_tensor(g)) for g in grads]
+
+        for got, want in zip(gradients(short), gradients(full)):
+            self.assertAllClose(got, want, atol=1e-5, rtol=1e-5)
