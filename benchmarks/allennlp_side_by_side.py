@@ -2,7 +2,7 @@
 
     python benchmarks/allennlp_side_by_side.py [--rounds 2] [--runs 3]
         [--ref-dir ../shared/ref] [--ref-python /tmp/elmo_ref/venv/bin/python]
-        [--variants fp32,bf16,cache,bf16+cache]
+        [--variants fp32,fp32-every-token,bf16,cache,bf16+cache]
 
 Each round runs, one after the other in fresh processes,
 `shared/ref/bench_allennlp.py` (AllenNLP's `_ElmoBiLm`, `original`
@@ -85,7 +85,9 @@ def main(argv=None):
         "--ref-dir", default=os.path.join(REPO, "..", "shared", "ref")
     )
     parser.add_argument("--ref-python", default="/tmp/elmo_ref/venv/bin/python")
-    parser.add_argument("--variants", default="fp32,bf16,cache,bf16+cache")
+    parser.add_argument(
+        "--variants", default="fp32,fp32-every-token,bf16,cache,bf16+cache"
+    )
     parser.add_argument("--jit", action="store_true")
     args = parser.parse_args(argv)
 

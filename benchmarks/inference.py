@@ -14,7 +14,10 @@ the same workload. Weights are random (seeded) unless `--options` and
 Variants, timed alternately (one call of each per round, median of
 `--runs` rounds after a warm-up, so load drift hits them alike):
 
-- `fp32`: `bilm(char_ids)`, float32.
+- `fp32`: `bilm(char_ids)`, float32. The biLM embeds each distinct token
+  of the batch once (`UniqueTokens`) and skips all-PAD char-CNN windows.
+- `fp32-every-token`: `contextualize(embed_tokens(...))`, which embeds
+  every token position (no de-duplication), float32: what `fp32` saves.
 - `bf16`: the same weights under `dtype="mixed_bfloat16"` (matmuls and
   convolutions in bfloat16; LSTM cell state, gates, clipping in float32).
 - `cache`: string tokens through `TokenEmbeddingCache` (vocabulary: the
@@ -25,8 +28,11 @@ Variants, timed alternately (one call of each per round, median of
 Each variant's line gives tokens/s, its speed-up over `fp32`, and the
 max abs difference of its `word_emb`, `lstm_outputs1`, `lstm_outputs2`
 from fp32's on the same batch. GFLOP/s counts the FLOPs executed
-(analytic, multiply-adds x 2, boundaries excluded; with the cache only
-unknown tokens' char-CNN work). Also prints the same-process matmul
+(analytic, multiply-adds x 2, boundaries excluded; the token embedding
+(char-CNN, highway, projection) once per distinct token with
+de-duplication, or only for unknown tokens with the cache; the char-CNN
+counted over all 50 slots, so a slight over-count when windows are
+skipped). Also prints the same-process matmul
 GFLOP/s at the LSTM's shape (`64 x 2P` times `2P x 4H` of `original`), in
 float32 and bfloat16.
 """
@@ -102,6 +108,7 @@ def matmul_gflops(tf, m, k, n, dtype, runs):
 def build_variants(names, bilm, cfg, jit):
     """`{name: (function, takes_tokens, bilm)}`."""
     import tensorflow as tf
+    from keras import ops
 
     import keras_elmo
     from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
@@ -114,7 +121,16 @@ def build_variants(names, bilm, cfg, jit):
     variants = {}
     for name in names:
         model = models["bf16" if name.startswith("bf16") else "fp32"]
-        if name.endswith("cache"):
+        if name == "fp32-every-token":
+            add_boundaries = model.get_layer("add_sentence_boundaries")
+
+            def run(ids, model=model, add_boundaries=add_boundaries):
+                embedded = model.embed_tokens(add_boundaries(ids))
+                out = model.contextualize(embedded, ops.any(ids > 0, -1))
+                return [out[k] for k in KEYS]
+
+            variants[name] = (tf.function(run, jit_compile=jit), False)
+        elif name.endswith("cache"):
             cache = TokenEmbeddingCache(VOCABULARY, model)
             cache.build()
 
@@ -148,6 +164,7 @@ def bench_model(label, bilm, cfg, args):
         sentences = make_batch(batch, steps)
         unknown = sum(t not in known for s in sentences for t in s)
         unknown /= batch * steps
+        distinct = len({t for s in sentences for t in s}) / (batch * steps)
         inputs = {
             False: tf.constant(keras_elmo.batch_to_ids(sentences)),
             True: tf.constant(sentences),
@@ -171,9 +188,13 @@ def bench_model(label, bilm, cfg, args):
         base = statistics.median(times[names[0]])
         for name in names:
             seconds = statistics.median(times[name])
-            flops = lstm_flops(cfg) + token_flops(cfg) * (
-                unknown if name.endswith("cache") else 1.0
-            )
+            if name.endswith("cache"):
+                embedded = unknown
+            elif name == "fp32-every-token":
+                embedded = 1.0
+            else:
+                embedded = distinct
+            flops = lstm_flops(cfg) + token_flops(cfg) * embedded
             dev = max(
                 float(np.abs(a - b).max())
                 for a, b in zip(outputs[name], reference)
@@ -187,6 +208,8 @@ def bench_model(label, bilm, cfg, args):
                 + (
                     f"  (unknown tokens {unknown:.0%})"
                     if "cache" in name
+                    else f"  (distinct tokens {distinct:.0%})"
+                    if name != "fp32-every-token"
                     else ""
                 )
             )

@@ -1,6 +1,7 @@
 """Penn Treebank perplexity of a small char-CNN biLM, next to published ones.
 
     python benchmarks/ptb_perplexity.py [--out runs/ptb] [--epochs 12]
+        [--sentences-per-line 4] [--lr-decay 0.6 --lr-decay-start 7]
 
 Fetches PTB (benchmarks/fetch_ptb.py; never committed), builds the
 vocabulary from ptb.train.txt (its 10k words, `<unk>` included), trains a
@@ -11,6 +12,16 @@ backward and mean test perplexity, tokens, wall time and tokens/s.
 Published forward-LM test perplexities on the same splits: Kneser-Ney
 5-gram 141.2 (Mikolov 2011); char-CNN LSTM small 92.3, large 78.9 (Kim et
 al. 2016); LSTM medium 82.7, large 78.4 (Zaremba et al. 2014).
+
+Those figures score the corpus as one stream (every word predicted from all
+the text before it, one `<eos>` per sentence). A biLM trained sentence by
+sentence has no context at a sentence's start, which costs perplexity on
+PTB. `--sentences-per-line K` (default 1: sentence-level) joins each run
+of K consecutive sentences of every split into one line, separated by
+`</S>` (the vocabulary's end-of-sentence id; as input it gets the `</S>`
+character ids): the predictions are the same words plus one end of
+sentence each, as in the stream, and every sentence after a line's first
+is predicted with the sentences before it as context.
 
 The model (`PTB_OPTIONS`): Kim et al.'s small char-CNN (widths 1-6 with
 25 x width filters, one highway layer) feeding ELMo's residual biLSTM with
@@ -52,6 +63,9 @@ def main(argv=None):
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--steps-per-epoch", type=int, default=None)
+    parser.add_argument("--sentences-per-line", type=int, default=1)
+    parser.add_argument("--lr-decay", type=float, default=1.0)
+    parser.add_argument("--lr-decay-start", type=int, default=2)
     args = parser.parse_args(argv)
 
     from fetch_ptb import fetch
@@ -71,6 +85,17 @@ def main(argv=None):
     vocab = os.path.join(args.out, "ptb_vocab.txt")
     if not os.path.exists(vocab):
         Vocabulary.build(split["train"]).save(vocab)
+    if args.sentences_per_line > 1:
+        split = {
+            s: join_sentences(
+                path,
+                os.path.join(
+                    args.out, f"ptb.{s}.k{args.sentences_per_line}.txt"
+                ),
+                args.sentences_per_line,
+            )
+            for s, path in split.items()
+        }
     options = os.path.join(args.out, "ptb_options.json")
     with open(options, "w") as f:
         json.dump(PTB_OPTIONS, f, indent=2)
@@ -79,6 +104,9 @@ def main(argv=None):
         valid=split["valid"],
         vocab=vocab,
         out_dir=args.out,
+        max_tokens=100 * args.sentences_per_line,
+        lr_decay=args.lr_decay,
+        lr_decay_start=args.lr_decay_start,
         model=options,
         epochs=args.epochs,
         batch_size=args.batch_size,
@@ -87,7 +115,9 @@ def main(argv=None):
         dropout=args.dropout,
         steps_per_epoch=args.steps_per_epoch,
         checkpoint_every=200,
-        bucket_boundaries=(10, 20, 30, 40, 60),
+        bucket_boundaries=tuple(
+            b * args.sentences_per_line for b in (10, 20, 30, 40, 60)
+        ),
     )
     start = time.perf_counter()
     trainer = Trainer(config)
@@ -102,12 +132,35 @@ def main(argv=None):
                 split["train"], split["test"], trainer.vocabulary
             ),
             "epochs": args.epochs,
+            "sentences_per_line": args.sentences_per_line,
             "wall_seconds_this_run": wall,
             "history": history,
         }
     )
     print(json.dumps(result))
     return result
+
+
+def join_sentences(source, destination, per_line):
+    """Writes `source`'s sentences `per_line` at a time, `</S>`-separated.
+
+    Written once (atomically); the last line may hold fewer sentences.
+    """
+    from keras_elmo.text import char_vocab
+    from keras_elmo.utils.atomic import atomic_write
+
+    if os.path.exists(destination):
+        return destination
+    with open(source, encoding="utf-8") as f:
+        sentences = [line.split() for line in f if line.split()]
+    separator = f" {char_vocab.EOS_TOKEN} "
+    lines = [
+        separator.join(" ".join(s) for s in sentences[i : i + per_line])
+        for i in range(0, len(sentences), per_line)
+    ]
+    with atomic_write(destination, "w") as f:
+        f.write("".join(line + "\n" for line in lines))
+    return destination
 
 
 if __name__ == "__main__":

@@ -28,11 +28,19 @@ def test_tiny_bilm_beats_unigram_and_cli_evaluates(sample_vocab, tmp_path):
         batch_size=32,
         optimizer="adam",
         learning_rate=0.01,
+        lr_decay=0.5,
+        lr_decay_start=3,
         checkpoint_every=1000,
         verbose=False,
     )
-    history = Trainer(config).train()
+    trainer = Trainer(config)
+    history = trainer.train()
     assert [h["epoch"] for h in history] == [1, 2, 3]
+    # The third epoch ran at the decayed rate, which the optimizer holds.
+    assert [h["learning_rate"] for h in history] == [0.01, 0.01, 0.005]
+    np.testing.assert_allclose(
+        float(trainer.optimizer.learning_rate), 0.005, rtol=1e-6
+    )
     # Training loss falls epoch over epoch.
     assert history[2]["loss"] < history[1]["loss"] < history[0]["loss"]
     unigram = unigram_perplexity(TRAIN, VALID, Vocabulary.load(sample_vocab))

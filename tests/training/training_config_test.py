@@ -13,3 +13,25 @@ def test_counts_must_be_positive_ints(name, value):
     with pytest.raises(ValueError, match=name) as error:
         TrainingConfig(train="t", vocab="v", out_dir="o", **{name: value})
     assert repr(value) in str(error.value) or str(value) in str(error.value)
+
+
+def test_learning_rate_decays_once_per_epoch_from_the_start_epoch():
+    config = TrainingConfig(
+        train="t",
+        vocab="v",
+        out_dir="o",
+        learning_rate=0.8,
+        lr_decay=0.5,
+        lr_decay_start=3,
+    )
+    rates = [config.learning_rate_at(epoch) for epoch in range(5)]
+    assert rates == [0.8, 0.8, 0.4, 0.2, 0.1]
+    constant = TrainingConfig(train="t", vocab="v", out_dir="o")
+    assert {constant.learning_rate_at(e) for e in range(4)} == {0.2}
+
+
+@pytest.mark.parametrize("value", [0.0, -0.5, 1.5])
+def test_lr_decay_must_be_a_factor_in_0_1(value):
+    with pytest.raises(ValueError, match="lr_decay") as error:
+        TrainingConfig(train="t", vocab="v", out_dir="o", lr_decay=value)
+    assert repr(value) in str(error.value)
