@@ -131,6 +131,18 @@ def _step_indices(steps):
     return ops.arange(steps, dtype="int32")
 
 
+def _per_direction_matmul(x, kernel):
+    """`[2, B, M] x [2, M, N] -> [2, B, N]`, one 2-D matmul per direction.
+
+    The same product as a batched matmul, but TensorFlow's CPU kernels run
+    two plain matmuls faster: one recurrent product of the shipped model at
+    B = 1 (128 x 4096) took 107 us instead of 164 us, and of `original` at
+    B = 64 (512 x 16384) 12.4 ms instead of 13.2 ms, in one run of
+    benchmarks/lstm_step_matmul.py.
+    """
+    return ops.stack([ops.matmul(x[0], kernel[0]), ops.matmul(x[1], kernel[1])])
+
+
 def _cell_step(z_in, real_t, h_prev, c_prev, kernels, clips):
     """One step of both directions: `(h, c, gates, c_raw, h_raw)`.
 
@@ -142,15 +154,13 @@ def _cell_step(z_in, real_t, h_prev, c_prev, kernels, clips):
     recurrent_kernel, projection_kernel = kernels
     cell_clip, projection_clip = clips
     dtype = keras.backend.standardize_dtype(z_in.dtype)
-    z = z_in + ops.einsum("dbp,dpg->dbg", h_prev, recurrent_kernel)
+    z = z_in + _per_direction_matmul(h_prev, recurrent_kernel)
     i, j, f, o = ops.split(ops.cast(z, "float32"), 4, axis=-1)
     gates = (ops.sigmoid(i), ops.tanh(j), ops.sigmoid(f), ops.sigmoid(o))
     c_raw = gates[0] * gates[1] + gates[2] * c_prev
     c = _clip(c_raw, cell_clip)
-    h_raw = ops.einsum(
-        "dbh,dhp->dbp",
-        ops.cast(gates[3] * ops.tanh(c), dtype),
-        projection_kernel,
+    h_raw = _per_direction_matmul(
+        ops.cast(gates[3] * ops.tanh(c), dtype), projection_kernel
     )
     h = ops.where(real_t, _clip(h_raw, projection_clip), h_prev)
     c = ops.where(real_t, c, c_prev)
