@@ -31,8 +31,8 @@ from fp32's on the same batch. GFLOP/s counts the FLOPs executed
 (analytic, multiply-adds x 2, boundaries excluded; the token embedding
 (char-CNN, highway, projection) once per distinct token with
 de-duplication, or only for unknown tokens with the cache; the char-CNN
-counted over all 50 slots, so a slight over-count when windows are
-skipped). Also prints the same-process matmul
+over the windows it computes, those starting within the longest token's
+slots). Also prints the same-process matmul
 GFLOP/s at the LSTM's shape (`64 x 2P` times `2P x 4H` of `original`), in
 float32 and bfloat16.
 """
@@ -65,11 +65,17 @@ def make_batch(n_sent, n_tok, seed=0):
     return [[rng.choice(WORDS) for _ in range(n_tok)] for _ in range(n_sent)]
 
 
-def token_flops(cfg):
-    """FLOPs of one token's char-CNN, highway and projection."""
+def token_flops(cfg, occupied=None):
+    """FLOPs of one token's char-CNN, highway and projection.
+
+    `occupied`: the batch's longest token in character slots (BOW, bytes,
+    EOW); the char-CNN then computes only the windows starting in those
+    slots, as `CharCNNEmbedding` does. None: all 50 slots.
+    """
+    slots = cfg.max_characters_per_token
     cnn = sum(
         2
-        * (cfg.max_characters_per_token - w + 1)
+        * min(slots - w + 1, occupied or slots)
         * w
         * cfg.char_embedding_dim
         * n
@@ -90,6 +96,21 @@ def lstm_flops(cfg):
 def flops_per_token(cfg):
     """Multiply-add FLOPs (x2) of one token through the biLM."""
     return token_flops(cfg) + lstm_flops(cfg)
+
+
+def executed_flops_per_token(cfg, sentences):
+    """FLOPs per token the biLM executes on `sentences` (lists of str).
+
+    The token part runs once per distinct token (`UniqueTokens`) and over
+    the windows of the longest token's slots only; the biLSTM per token.
+    """
+    tokens = [t for s in sentences for t in s]
+    distinct = len(set(tokens)) / max(len(tokens), 1)
+    occupied = max(
+        min(len(t.encode("utf-8")), cfg.max_characters_per_token - 2) + 2
+        for t in tokens + ["<S>"]
+    )
+    return lstm_flops(cfg) + token_flops(cfg, occupied) * distinct
 
 
 def matmul_gflops(tf, m, k, n, dtype, runs):
@@ -165,6 +186,8 @@ def bench_model(label, bilm, cfg, args):
         unknown = sum(t not in known for s in sentences for t in s)
         unknown /= batch * steps
         distinct = len({t for s in sentences for t in s}) / (batch * steps)
+        longest = max(len(t.encode("utf-8")) for s in sentences for t in s)
+        longest = min(longest, cfg.max_characters_per_token - 2) + 2
         inputs = {
             False: tf.constant(keras_elmo.batch_to_ids(sentences)),
             True: tf.constant(sentences),
@@ -189,12 +212,11 @@ def bench_model(label, bilm, cfg, args):
         for name in names:
             seconds = statistics.median(times[name])
             if name.endswith("cache"):
-                embedded = unknown
+                flops = lstm_flops(cfg) + token_flops(cfg, longest) * unknown
             elif name == "fp32-every-token":
-                embedded = 1.0
+                flops = lstm_flops(cfg) + token_flops(cfg, longest)
             else:
-                embedded = distinct
-            flops = lstm_flops(cfg) + token_flops(cfg) * embedded
+                flops = executed_flops_per_token(cfg, sentences)
             dev = max(
                 float(np.abs(a - b).max())
                 for a, b in zip(outputs[name], reference)

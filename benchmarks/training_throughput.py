@@ -8,8 +8,9 @@ One full training step as `keras_elmo.training.Trainer` runs it (training
 call with dropout 0.1, sampled-softmax loss of both directions, gradients,
 global-norm clip, Adagrad update), compiled, on random words; median of
 `--runs` after a warm-up. Training FLOPs per token are counted as 3x the
-analytic forward FLOPs (`inference.flops_per_token` plus the sampled
-softmax, `2 * 2 * (num_sampled + 1) * P`). Prints tokens/s, GFLOP/s, and
+forward FLOPs executed (`inference.executed_flops_per_token`: the token
+part once per distinct word, over the char-CNN windows computed; plus the
+sampled softmax, `2 * 2 * (num_sampled + 1) * P`). Prints tokens/s, GFLOP/s, and
 the same-process matmul GFLOP/s at the LSTM's input-product shape
 (`B*T x 2P` times `2P x 4H`) and the ratio between them.
 """
@@ -40,7 +41,7 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     import keras
-    from inference import flops_per_token
+    from inference import executed_flops_per_token
 
     import keras_elmo
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
@@ -96,7 +97,7 @@ def main(argv=None):
     seconds = statistics.median(times)
     tokens = batch * steps
     softmax = 2 * 2 * (args.num_sampled + 1) * cfg.projection_dim
-    train_flops = 3 * (flops_per_token(cfg) + softmax)
+    train_flops = 3 * (executed_flops_per_token(cfg, words) + softmax)
     achieved = train_flops * tokens / seconds / 1e9
 
     m, k, n = tokens, 2 * cfg.projection_dim, 4 * cfg.lstm_units
