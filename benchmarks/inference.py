@@ -3,7 +3,7 @@
     python benchmarks/inference.py [--presets tiny,small,original]
         [--batches 64x20,1x20] [--runs 5] [--threads 2]
         [--variants fp32,bf16,cache,bf16+cache] [--jit]
-        [--options O.json --weights W.hdf5]
+        [--options O.json --weights W.hdf5] [--text FILE]
 
 Sentences are drawn exactly as `shared/ref/bench_allennlp.py` draws them
 (`random.Random(0)` over its word list), so `original` here and there is
@@ -59,10 +59,31 @@ VOCABULARY = [w for i, w in enumerate(WORDS) if i % 8 != 7]
 KEYS = ("word_emb", "lstm_outputs1", "lstm_outputs2")
 
 
-def make_batch(n_sent, n_tok, seed=0):
-    """bench_allennlp.py's `make_batch`."""
-    rng = random.Random(seed)
-    return [[rng.choice(WORDS) for _ in range(n_tok)] for _ in range(n_sent)]
+def make_batch(n_sent, n_tok, seed=0, text=None):
+    """bench_allennlp.py's `make_batch`, or real sentences from `text`.
+
+    With `text` (a sentence-per-line file, `.gz` too): its first `n_sent`
+    lines of at least `n_tok` tokens, cut to `n_tok` tokens.
+    """
+    if text is None:
+        rng = random.Random(seed)
+        return [
+            [rng.choice(WORDS) for _ in range(n_tok)] for _ in range(n_sent)
+        ]
+    import gzip
+
+    opener = gzip.open if text.endswith(".gz") else open
+    batch = []
+    with opener(text, "rt", encoding="utf-8") as f:
+        for line in f:
+            tokens = line.split()
+            if len(tokens) >= n_tok:
+                batch.append(tokens[:n_tok])
+            if len(batch) == n_sent:
+                return batch
+    raise ValueError(
+        f"`--text` {text!r} has fewer than {n_sent} lines of >= {n_tok} tokens."
+    )
 
 
 def token_flops(cfg, occupied=None):
@@ -182,7 +203,7 @@ def bench_model(label, bilm, cfg, args):
     known = set(VOCABULARY)
     for shape in args.batches.split(","):
         batch, steps = (int(v) for v in shape.split("x"))
-        sentences = make_batch(batch, steps)
+        sentences = make_batch(batch, steps, text=args.text)
         unknown = sum(t not in known for s in sentences for t in s)
         unknown /= batch * steps
         distinct = len({t for s in sentences for t in s}) / (batch * steps)
@@ -246,6 +267,11 @@ def main(argv=None):
     parser.add_argument("--variants", default="fp32")
     parser.add_argument(
         "--jit", action="store_true", help="XLA-compile (not the cache)."
+    )
+    parser.add_argument(
+        "--text",
+        help="Real sentences (sentence-per-line file) instead of the word "
+        "list; the cache variants' vocabulary stays the word list.",
     )
     parser.add_argument("--options", help="bilm-tf options.json")
     parser.add_argument("--weights", help="bilm-tf weights.hdf5")
