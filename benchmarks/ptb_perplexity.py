@@ -21,7 +21,11 @@ of K consecutive sentences of every split into one line, separated by
 `</S>` (the vocabulary's end-of-sentence id; as input it gets the `</S>`
 character ids): the predictions are the same words plus one end of
 sentence each, as in the stream, and every sentence after a line's first
-is predicted with the sentences before it as context.
+is predicted with the sentences before it as context. The test set is
+scored both line by line (`evaluate_model`) and as one stream with the
+LSTM states carried from line to line (`stream_perplexity`, 16 parts of
+the test text side by side, each from zero states), which is the
+published protocol.
 
 The model (`PTB_OPTIONS`): Kim et al.'s small char-CNN (widths 1-6 with
 25 x width filters, one highway layer) feeding ELMo's residual biLSTM with
@@ -73,6 +77,7 @@ def main(argv=None):
     from keras_elmo.data.vocabulary import Vocabulary
     from keras_elmo.training.evaluate import evaluate_model
     from keras_elmo.training.evaluate import unigram_perplexity
+    from keras_elmo.training.stream_evaluate import stream_perplexity
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
 
@@ -124,12 +129,27 @@ def main(argv=None):
     history = trainer.train()
     wall = time.perf_counter() - start
     result = evaluate_model(
-        trainer.model, trainer.vocabulary, split["test"], batch_size=64
+        trainer.model,
+        trainer.vocabulary,
+        split["test"],
+        batch_size=64,
+        max_tokens=100 * args.sentences_per_line,
+    )
+    stream = stream_perplexity(
+        trainer.model,
+        trainer.vocabulary,
+        split["test"],
+        rows=16,
+        max_tokens=100 * args.sentences_per_line,
     )
     result.update(
         {
+            "stream": stream,
             "unigram_perplexity": unigram_perplexity(
-                split["train"], split["test"], trainer.vocabulary
+                split["train"],
+                split["test"],
+                trainer.vocabulary,
+                max_tokens=100 * args.sentences_per_line,
             ),
             "epochs": args.epochs,
             "sentences_per_line": args.sentences_per_line,

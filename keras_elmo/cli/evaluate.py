@@ -1,10 +1,15 @@
 """Full-softmax perplexity of a trained biLM on held-out text.
 
     keras-elmo evaluate --data 'test.txt.gz' --model runs/small [--json]
+        [--stream]
 
 Reports forward and backward perplexity separately and their geometric
 mean (the figure bilm-tf reports), the number of predictions per direction
-(words + the sentence boundary) and the out-of-vocabulary rate.
+(words + the sentence boundary) and the out-of-vocabulary rate. Each line
+is scored on its own, from zero LSTM states; with `--stream` the lines
+form one text and the states are carried from line to line (forward in
+file order, backward in reverse), as bilm-tf's test and the published
+Penn Treebank figures do: see `keras_elmo.training.stream_perplexity`.
 """
 
 import json
@@ -23,6 +28,12 @@ def add_arguments(parser):
     parser.add_argument(
         "--json", action="store_true", help="Print one JSON line."
     )
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="Carry LSTM states across lines; --batch-size parts of the "
+        "text then run side by side.",
+    )
 
 
 def run(args):
@@ -34,9 +45,16 @@ def run(args):
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--max-tokens", args.max_tokens)
     model, vocabulary = load_language_model(args.model)
-    result = evaluate_model(
-        model, vocabulary, args.data, args.batch_size, args.max_tokens
-    )
+    if args.stream:
+        from keras_elmo.training.stream_evaluate import stream_perplexity
+
+        result = stream_perplexity(
+            model, vocabulary, args.data, args.batch_size, args.max_tokens
+        )
+    else:
+        result = evaluate_model(
+            model, vocabulary, args.data, args.batch_size, args.max_tokens
+        )
     if args.json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:

@@ -357,7 +357,11 @@ class Trainer:
             from keras_elmo.training.evaluate import evaluate_model
 
             valid = evaluate_model(
-                self.model, self.vocabulary, config.valid, config.batch_size
+                self.model,
+                self.vocabulary,
+                config.valid,
+                config.batch_size,
+                max_tokens=config.max_tokens,
             )
             result["valid_perplexity"] = valid["perplexity"]
             if writer is not None:

@@ -77,3 +77,15 @@ def test_tiny_bilm_beats_unigram_and_cli_evaluates(sample_vocab, tmp_path):
     )
     assert 0.0 < result["oov_rate"] < 0.2
     assert result["tokens"] > 10000
+
+    # --stream: the same predictions, scored with carried states.
+    done = run_cli(
+        "evaluate", "--data", VALID, "--model", out, "--json", "--stream"
+    )
+    assert done.returncode == 0, done.stderr
+    stream = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(stream) == sorted(result)
+    assert stream["tokens"] == result["tokens"]
+    assert stream["oov_rate"] == pytest.approx(result["oov_rate"])
+    assert stream["perplexity"] != pytest.approx(result["perplexity"])
+    assert stream["perplexity"] < 0.75 * unigram
