@@ -128,28 +128,17 @@ def main(argv=None):
     trainer = Trainer(config)
     history = trainer.train()
     wall = time.perf_counter() - start
-    result = evaluate_model(
-        trainer.model,
-        trainer.vocabulary,
-        split["test"],
-        batch_size=64,
-        max_tokens=100 * args.sentences_per_line,
-    )
-    stream = stream_perplexity(
-        trainer.model,
-        trainer.vocabulary,
-        split["test"],
-        rows=16,
-        max_tokens=100 * args.sentences_per_line,
-    )
+    test = (trainer.model, trainer.vocabulary, split["test"])
+    max_tokens = config.max_tokens
+    result = evaluate_model(*test, batch_size=64, max_tokens=max_tokens)
     result.update(
         {
-            "stream": stream,
+            "stream": stream_perplexity(*test, rows=16, max_tokens=max_tokens),
             "unigram_perplexity": unigram_perplexity(
                 split["train"],
                 split["test"],
                 trainer.vocabulary,
-                max_tokens=100 * args.sentences_per_line,
+                max_tokens=max_tokens,
             ),
             "epochs": args.epochs,
             "sentences_per_line": args.sentences_per_line,
