@@ -1,13 +1,15 @@
 """Peak memory per token of a `keras_elmo.BiLM` forward pass, per preset.
 
     python benchmarks/memory_per_token.py [--presets tiny small medium
-        original] [--steps 16 64] [--batch-size 64]
+        original] [--steps 16 64] [--batch-size 64] [--worst-case]
 
 For each preset and each sentence length `T`, a fresh Python process builds
 the preset with random weights, warms it up on a `[1, 2]` batch, resets
 the kernel's peak-RSS counter (`/proc/self/clear_refs`, else it keeps the
 startup peak), runs one inference call `bilm(char_ids, training=False)` on
-`[batch, T]` random tokens, and reports the peak RSS increase over the
+`[batch, T]` tokens drawn from 500 random words of 1-11 letters (with
+`--worst-case`: every token distinct and 48 bytes long, so the biLM can
+neither de-duplicate tokens nor skip char-CNN windows), and reports the peak RSS increase over the
 RSS just before the call. Per token = increase / (batch * T); the
 marginal figure is the slope between the two lengths,
 `(inc(T2) - inc(T1)) / (batch * (T2 - T1))`, which discounts per-call
@@ -42,7 +44,7 @@ def _reset_peak():
         return False
 
 
-def child(preset, steps, batch_size):
+def child(preset, steps, batch_size, worst_case=False):
     """Runs one measurement in this process; prints one JSON line."""
     import numpy as np
 
@@ -52,14 +54,25 @@ def child(preset, steps, batch_size):
     bilm = keras_elmo.BiLM(config)
     bilm(keras_elmo.batch_to_ids([["warm", "up"]]), training=False)
     rng = np.random.default_rng(0)
-    words = [
-        "".join(rng.choice(list("abcdefghij"), size=int(n)))
-        for n in rng.integers(1, 12, size=500)
-    ]
-    sentences = [
-        [words[i] for i in rng.integers(0, len(words), size=steps)]
-        for _ in range(batch_size)
-    ]
+    if worst_case:
+        # Every token distinct and 48 bytes long: nothing to de-duplicate,
+        # no char-CNN window to skip.
+        sentences = [
+            [
+                "".join(rng.choice(list("abcdefghij"), size=48))
+                for _ in range(steps)
+            ]
+            for _ in range(batch_size)
+        ]
+    else:
+        words = [
+            "".join(rng.choice(list("abcdefghij"), size=int(n)))
+            for n in rng.integers(1, 12, size=500)
+        ]
+        sentences = [
+            [words[i] for i in rng.integers(0, len(words), size=steps)]
+            for _ in range(batch_size)
+        ]
     ids = keras_elmo.batch_to_ids(sentences)
     reset = _reset_peak()
     before = _status_kb("VmRSS")
@@ -84,11 +97,11 @@ def child(preset, steps, batch_size):
     )
 
 
-def measure(preset, steps, batch_size):
+def measure(preset, steps, batch_size, worst_case=False):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     command = [sys.executable, os.path.abspath(__file__), "--child"]
-    command += [preset, str(steps), str(batch_size)]
+    command += [preset, str(steps), str(batch_size), str(int(worst_case))]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(
@@ -105,15 +118,25 @@ def main(argv=None):
     )
     parser.add_argument("--steps", nargs=2, type=int, default=[16, 64])
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worst-case",
+        action="store_true",
+        help="Every token distinct and 48 bytes long.",
+    )
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        preset, steps, batch_size = args.child
-        child(preset, int(steps), int(batch_size))
+        preset, steps, batch_size, worst_case = args.child
+        child(preset, int(steps), int(batch_size), worst_case == "1")
         return 0
     print(
-        f"BiLM inference, random weights, batch {args.batch_size}; "
-        "peak RSS increase over the RSS before the call (fresh process "
+        f"BiLM inference, random weights, batch {args.batch_size}, "
+        + (
+            "every token distinct and 48 bytes; "
+            if args.worst_case
+            else "tokens from 500 words of 1-11 letters; "
+        )
+        + "peak RSS increase over the RSS before the call (fresh process "
         "per row)"
     )
     header = (
@@ -123,7 +146,10 @@ def main(argv=None):
     print(header)
     print("|" + " --- |" * 8)
     for preset in args.presets:
-        rows = [measure(preset, t, args.batch_size) for t in args.steps]
+        rows = [
+            measure(preset, t, args.batch_size, args.worst_case)
+            for t in args.steps
+        ]
         increases = [1024 * (r["peak_kb"] - r["rss_before_kb"]) for r in rows]
         tokens = [args.batch_size * r["steps"] for r in rows]
         marginal = (increases[1] - increases[0]) / (tokens[1] - tokens[0])
