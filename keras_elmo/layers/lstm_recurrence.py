@@ -286,21 +286,20 @@ def _backward(
         axis=-1,
     )
     held = 1.0 - r
+    # Transposed once, outside the loop, for the per-direction matmuls.
+    projection_t = ops.transpose(projection_kernel, (0, 2, 1))  # [2, P, H]
+    recurrent_t = ops.transpose(recurrent_kernel, (0, 2, 1))  # [2, 4H, P]
 
     def step(carry, t):
         dh, dc, _ = carry
         dh = dh + d_outputs[t]
-        dm = ops.einsum(
-            "dbp,dhp->dbh",
-            ops.cast(dh * to_h_raw[t], dtype),
-            projection_kernel,
+        dm = _per_direction_matmul(
+            ops.cast(dh * to_h_raw[t], dtype), projection_t
         )
         dm = ops.cast(dm, "float32")
         dc_raw = dc * to_c_raw[t] + dm * m_to_c_raw[t]
         dz = ops.concatenate([dc_raw, dc_raw, dc_raw, dm], axis=-1) * to_z[t]
-        dh_prev = ops.einsum(
-            "dbg,dpg->dbp", ops.cast(dz, dtype), recurrent_kernel
-        )
+        dh_prev = _per_direction_matmul(ops.cast(dz, dtype), recurrent_t)
         dh_prev = ops.cast(dh_prev, "float32") + dh * held[t]
         dc_prev = dc_raw * forget_gate[t] + dc * held[t]
         return (dh_prev, dc_prev, dz), (dh_prev, dc_prev, dz)
