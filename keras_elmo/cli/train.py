@@ -172,8 +172,19 @@ def run(args):
         )
     from keras_elmo.utils.validation import check_positive_int
 
-    for flag in ("epochs", "batch_size", "max_tokens", "checkpoint_every"):
+    for flag in (
+        "epochs",
+        "batch_size",
+        "max_tokens",
+        "checkpoint_every",
+        "lr_decay_start",
+    ):
         check_positive_int("--" + flag.replace("_", "-"), getattr(args, flag))
+    if not 0.0 < args.lr_decay <= 1.0:
+        raise ValueError(
+            "Received an invalid value for argument `--lr-decay`, expected "
+            f"a factor in (0, 1], got {args.lr_decay!r}."
+        )
     _check_config(args.config)
     _check_out(args.out, args.force)
     _check_corpus("--train", args.train)
