@@ -40,6 +40,37 @@ def failing(*argv_fn):
     return run
 
 
+def failing_train(*flags, out=None):
+    """`train` on a one-line corpus with the fixture vocabulary into `out`
+    (default: a fresh `run` directory), `flags` added; expects exit code
+    2."""
+    return failing(
+        "train",
+        "--train",
+        lambda fx: write(fx, "c.txt", b"a b\n"),
+        "--vocab",
+        lambda fx: model_files(fx)["vocabulary"],
+        "--config",
+        "tiny",
+        "--out",
+        out or out_path("run"),
+        *flags,
+    )
+
+
+def failing_evaluate(*flags):
+    """`evaluate` of a whitespace-only file with the fixture model,
+    `flags` added; expects exit code 2."""
+    return failing(
+        "evaluate",
+        "--data",
+        whitespace_file,
+        "--model",
+        lambda fx: fx("model_dir"),
+        *flags,
+    )
+
+
 def model_files(fx):
     from keras_elmo.training.model_files import model_paths
 
@@ -430,57 +461,21 @@ CASES = number(
             "`--batch-size 0`",
             CommandFailed,
             ["`--batch-size`", "positive integer", "got 0"],
-            failing(
-                "train",
-                "--train",
-                lambda fx: write(fx, "c.txt", b"a b\n"),
-                "--vocab",
-                lambda fx: model_files(fx)["vocabulary"],
-                "--config",
-                "tiny",
-                "--out",
-                out_path("run"),
-                "--batch-size",
-                "0",
-            ),
+            failing_train("--batch-size", "0"),
         ),
         error(
             "train",
             "`--lr-decay 1.5`",
             CommandFailed,
             ["`--lr-decay`", "factor in (0, 1]", "got 1.5"],
-            failing(
-                "train",
-                "--train",
-                lambda fx: write(fx, "c.txt", b"a b\n"),
-                "--vocab",
-                lambda fx: model_files(fx)["vocabulary"],
-                "--config",
-                "tiny",
-                "--out",
-                out_path("run"),
-                "--lr-decay",
-                "1.5",
-            ),
+            failing_train("--lr-decay", "1.5"),
         ),
         error(
             "train",
             "`--lr-decay-start 0`",
             CommandFailed,
             ["`--lr-decay-start`", "positive integer", "got 0"],
-            failing(
-                "train",
-                "--train",
-                lambda fx: write(fx, "c.txt", b"a b\n"),
-                "--vocab",
-                lambda fx: model_files(fx)["vocabulary"],
-                "--config",
-                "tiny",
-                "--out",
-                out_path("run"),
-                "--lr-decay-start",
-                "0",
-            ),
+            failing_train("--lr-decay-start", "0"),
         ),
         error(
             "train",
@@ -509,17 +504,7 @@ CASES = number(
             "`--out` holding a finished model and no checkpoint",
             CommandFailed,
             ["`--out`", "weights.hdf5", "no checkpoint", "--force"],
-            failing(
-                "train",
-                "--train",
-                lambda fx: write(fx, "c.txt", b"a b\n"),
-                "--vocab",
-                lambda fx: model_files(fx)["vocabulary"],
-                "--config",
-                "tiny",
-                "--out",
-                lambda fx: fx("model_dir"),
-            ),
+            failing_train(out=lambda fx: fx("model_dir")),
         ),
         ok(
             "evaluate",
@@ -562,46 +547,21 @@ CASES = number(
             "`--batch-size 0`",
             CommandFailed,
             ["`--batch-size`", "positive integer", "got 0"],
-            failing(
-                "evaluate",
-                "--data",
-                whitespace_file,
-                "--model",
-                lambda fx: fx("model_dir"),
-                "--batch-size",
-                "0",
-            ),
+            failing_evaluate("--batch-size", "0"),
         ),
         error(
             "evaluate",
             "`--stream --batch-size 0`",
             CommandFailed,
             ["`--batch-size`", "positive integer", "got 0"],
-            failing(
-                "evaluate",
-                "--data",
-                whitespace_file,
-                "--model",
-                lambda fx: fx("model_dir"),
-                "--stream",
-                "--batch-size",
-                "0",
-            ),
+            failing_evaluate("--stream", "--batch-size", "0"),
         ),
         error(
             "evaluate",
             "`--max-tokens -1`",
             CommandFailed,
             ["`--max-tokens`", "positive integer", "got -1"],
-            failing(
-                "evaluate",
-                "--data",
-                whitespace_file,
-                "--model",
-                lambda fx: fx("model_dir"),
-                "--max-tokens",
-                "-1",
-            ),
+            failing_evaluate("--max-tokens", "-1"),
         ),
         ok(
             "vocab",
