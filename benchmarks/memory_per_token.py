@@ -9,9 +9,10 @@ the kernel's peak-RSS counter (`/proc/self/clear_refs`, else it keeps the
 startup peak), runs one inference call `bilm(char_ids, training=False)` on
 `[batch, T]` tokens drawn from 500 random words of 1-11 letters (with
 `--worst-case`: every token distinct and 48 bytes long, so the biLM can
-neither de-duplicate tokens nor skip char-CNN windows), and reports the peak RSS increase over the
-RSS just before the call. Per token = increase / (batch * T); the
-marginal figure is the slope between the two lengths,
+neither de-duplicate tokens nor skip char-CNN windows), and reports the
+peak RSS increase over the RSS just before the call. Per token =
+increase / (batch * T); the marginal figure is the slope between the two
+lengths,
 `(inc(T2) - inc(T1)) / (batch * (T2 - T1))`, which discounts per-call
 constants. Linux only (reads /proc).
 """
