@@ -16,6 +16,7 @@ import os
 import time
 
 from ptb_perplexity import PTB_OPTIONS
+from ptb_perplexity import split_path
 
 
 def main(argv=None):
@@ -32,14 +33,7 @@ def main(argv=None):
     from keras_elmo.training.training_config import TrainingConfig
 
     k = args.sentences_per_line
-    data = os.path.join(args.out, f"ptb.{args.split}.k{k}.txt")
-    if k == 1:
-        data = os.path.join(
-            os.path.dirname(os.path.abspath(__file__)),
-            "data",
-            "ptb",
-            f"ptb.{args.split}.txt",
-        )
+    data = split_path(args.out, args.split, k)
     options = os.path.join(args.out, "ptb_options.json")
     if not os.path.exists(options):
         raise FileNotFoundError(

@@ -37,6 +37,9 @@ import json
 import os
 import time
 
+from fetch_ptb import DEFAULT_OUT
+from fetch_ptb import fetch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PTB_OPTIONS = {
@@ -72,8 +75,6 @@ def main(argv=None):
     parser.add_argument("--lr-decay-start", type=int, default=2)
     args = parser.parse_args(argv)
 
-    from fetch_ptb import fetch
-
     from keras_elmo.data.vocabulary import Vocabulary
     from keras_elmo.training.evaluate import evaluate_model
     from keras_elmo.training.evaluate import unigram_perplexity
@@ -81,11 +82,8 @@ def main(argv=None):
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
 
-    data = fetch()
-    split = {
-        s: os.path.join(data, f"ptb.{s}.txt")
-        for s in ("train", "valid", "test")
-    }
+    fetch()
+    split = {s: split_path(args.out, s, 1) for s in ("train", "valid", "test")}
     os.makedirs(args.out, exist_ok=True)
     vocab = os.path.join(args.out, "ptb_vocab.txt")
     if not os.path.exists(vocab):
@@ -94,9 +92,7 @@ def main(argv=None):
         split = {
             s: join_sentences(
                 path,
-                os.path.join(
-                    args.out, f"ptb.{s}.k{args.sentences_per_line}.txt"
-                ),
+                split_path(args.out, s, args.sentences_per_line),
                 args.sentences_per_line,
             )
             for s, path in split.items()
@@ -148,6 +144,17 @@ def main(argv=None):
     )
     print(json.dumps(result))
     return result
+
+
+def split_path(out, split, per_line):
+    """The file a run in `out` reads for `split` ("train", "valid", "test").
+
+    One sentence per line (`per_line` 1): the fetched PTB file itself;
+    otherwise the `</S>`-joined copy `join_sentences` writes in `out`.
+    """
+    if per_line == 1:
+        return os.path.join(DEFAULT_OUT, f"ptb.{split}.txt")
+    return os.path.join(out, f"ptb.{split}.k{per_line}.txt")
 
 
 def join_sentences(source, destination, per_line):
