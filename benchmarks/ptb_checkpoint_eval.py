@@ -16,6 +16,7 @@ import os
 import time
 
 from ptb_perplexity import PTB_OPTIONS
+from ptb_perplexity import score_both_ways
 from ptb_perplexity import split_path
 
 
@@ -27,8 +28,6 @@ def main(argv=None):
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     args = parser.parse_args(argv)
 
-    from keras_elmo.training.evaluate import evaluate_model
-    from keras_elmo.training.stream_evaluate import stream_perplexity
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
 
@@ -54,12 +53,12 @@ def main(argv=None):
     if not trainer.resumed_from:
         raise FileNotFoundError(f"`--out` {args.out!r} has no checkpoint.")
     start = time.perf_counter()
-    scored = (trainer.model, trainer.vocabulary, data)
-    result = {
-        "checkpoint": trainer.resumed_from,
-        "lines": evaluate_model(*scored, batch_size=64, max_tokens=100 * k),
-        "stream": stream_perplexity(*scored, rows=16, max_tokens=100 * k),
-    }
+    result = {"checkpoint": trainer.resumed_from}
+    result.update(
+        score_both_ways(
+            trainer.model, trainer.vocabulary, data, config.max_tokens
+        )
+    )
     result["seconds"] = time.perf_counter() - start
     print(json.dumps(result))
     return result

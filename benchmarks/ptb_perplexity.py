@@ -80,9 +80,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.training.evaluate import evaluate_model
     from keras_elmo.training.evaluate import unigram_perplexity
-    from keras_elmo.training.stream_evaluate import stream_perplexity
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
 
@@ -128,12 +126,14 @@ def main(argv=None):
     trainer = Trainer(config)
     history = trainer.train()
     wall = time.perf_counter() - start
-    test = (trainer.model, trainer.vocabulary, split["test"])
     max_tokens = config.max_tokens
-    result = evaluate_model(*test, batch_size=64, max_tokens=max_tokens)
+    scores = score_both_ways(
+        trainer.model, trainer.vocabulary, split["test"], max_tokens
+    )
+    result = dict(scores["lines"])
     result.update(
         {
-            "stream": stream_perplexity(*test, rows=16, max_tokens=max_tokens),
+            "stream": scores["stream"],
             "unigram_perplexity": unigram_perplexity(
                 split["train"],
                 split["test"],
@@ -148,6 +148,23 @@ def main(argv=None):
     )
     print(json.dumps(result))
     return result
+
+
+def score_both_ways(model, vocabulary, path, max_tokens):
+    """`{"lines", "stream"}` perplexities of `path`, as the run reports them.
+
+    "lines": every line from zero LSTM states (`evaluate_model`); "stream":
+    states carried from line to line, 16 parts side by side
+    (`stream_perplexity`).
+    """
+    from keras_elmo.training.evaluate import evaluate_model
+    from keras_elmo.training.stream_evaluate import stream_perplexity
+
+    scored = (model, vocabulary, path)
+    return {
+        "lines": evaluate_model(*scored, batch_size=64, max_tokens=max_tokens),
+        "stream": stream_perplexity(*scored, rows=16, max_tokens=max_tokens),
+    }
 
 
 def split_path(out, split, per_line):
