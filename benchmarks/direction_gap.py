@@ -44,16 +44,19 @@ def word_kinds(forward_targets, eos_id, unk_id):
     return np.where(real, kinds, -1)
 
 
-def aligned_losses(backward_ce):
-    """Pairs each forward loss with the backward loss of the same token.
+def aligned_losses(backward_ce, boundary):
+    """The backward loss of the token each forward position predicts, `[B, T]`.
 
     The word the forward LM predicts at position `j` is the one the
-    backward LM predicts at `j + 1`; the forward `</S>` (at `j = n`) is
-    paired with the backward `<S>` (at 0), the other boundary prediction.
+    backward LM predicts at `j + 1`; the forward `</S>` (where `boundary`,
+    `[B, T]` bool, is set) is paired with the backward `<S>` (at 0), the
+    other boundary prediction.
     """
-    shifted = np.zeros_like(backward_ce)
-    shifted[:, :-1] = backward_ce[:, 1:]
-    return shifted
+    aligned = np.zeros_like(backward_ce)
+    aligned[:, :-1] = backward_ce[:, 1:]
+    rows, cols = np.nonzero(boundary)
+    aligned[rows, cols] = backward_ce[rows, 0]
+    return aligned
 
 
 def main(argv=None):
@@ -78,6 +81,7 @@ def main(argv=None):
     import tensorflow as tf
 
     from keras_elmo.data.lm_dataset import make_lm_dataset
+    from keras_elmo.training.lm_loss import full_softmax_losses
     from keras_elmo.training.model_files import load_language_model
 
     model, vocabulary = load_language_model(args.model)
@@ -88,40 +92,30 @@ def main(argv=None):
         max_tokens=args.max_tokens,
         shuffle=False,
     )
-    weights = tf.convert_to_tensor(model.softmax.embeddings)
-    bias = tf.convert_to_tensor(model.softmax.bias)
 
     @tf.function(reduce_retracing=True)
     def cross_entropies(char_ids, targets):
         hidden = model(char_ids, training=False)
-        out = []
-        for direction in ("forward", "backward"):
-            logits = tf.einsum("btp,vp->btv", hidden[direction], weights)
-            out.append(
-                tf.nn.sparse_softmax_cross_entropy_with_logits(
-                    labels=tf.maximum(targets[direction], 0),
-                    logits=logits + bias,
-                )
-            )
-        return out
+        return [
+            full_softmax_losses(model.softmax, hidden[d], targets[d])
+            for d in ("forward", "backward")
+        ]
 
     sums = np.zeros((len(KINDS), 2))
     counts = np.zeros(len(KINDS), np.int64)
     word_gap = collections.Counter()
     word_count = collections.Counter()
     for features, targets in dataset:
-        forward_ce, backward_ce = (
-            x.numpy() for x in cross_entropies(features["char_ids"], targets)
-        )
         forward_targets = targets["forward"].numpy()
+        real = forward_targets >= 0  # the same tokens in both directions
+        forward_ce, backward_ce = np.zeros(real.shape), np.zeros(real.shape)
+        losses = cross_entropies(features["char_ids"], targets)
+        forward_ce[real], backward_ce[real] = (x.numpy() for x in losses)
         kinds = word_kinds(
             forward_targets, vocabulary.eos_id, vocabulary.unk_id
         )
-        backward_aligned = aligned_losses(backward_ce)
         boundary = kinds == KINDS.index("boundary")
-        # The forward </S> pairs with the backward <S> at position 0.
-        rows, cols = np.nonzero(boundary)
-        backward_aligned[rows, cols] = backward_ce[rows, 0]
+        backward_aligned = aligned_losses(backward_ce, boundary)
         for k in range(len(KINDS)):
             mask = kinds == k
             sums[k] += forward_ce[mask].sum(), backward_aligned[mask].sum()

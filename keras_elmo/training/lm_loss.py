@@ -29,6 +29,43 @@ def log_uniform_sample(num_sampled, vocabulary_size, seed):
     return sampled, probability
 
 
+def _real_tokens(hidden, targets):
+    """`(states [N, P] float32, labels [N] int64)` of the non-padding tokens,
+    in row-major order."""
+    real = tf.greater_equal(targets, 0)
+    states = tf.cast(tf.boolean_mask(hidden, real), tf.float32)
+    labels = tf.cast(tf.boolean_mask(targets, real), tf.int64)
+    return states, labels
+
+
+def _full_softmax_cross_entropy(softmax, states, labels):
+    """`-log softmax(h W^T + b)[label]` per row, float32 `[N]`."""
+    weights = tf.convert_to_tensor(softmax.embeddings)
+    bias = tf.convert_to_tensor(softmax.bias)
+    logits = tf.matmul(states, weights, transpose_b=True) + bias
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits
+    )
+
+
+def full_softmax_losses(softmax, hidden, targets):
+    """Full-softmax cross-entropy of every real token of one direction.
+
+    The per-token terms that `direction_loss_sum` (full softmax) adds up,
+    for analyses that need them one by one.
+
+    Args:
+        softmax: the `LMSoftmax` layer.
+        hidden: float `[B, T1, P]`, the states that predict `targets`.
+        targets: int `[B, T1]` word ids, -1 at padding.
+
+    Returns:
+        float32 `[N]`, `N` = the number of `targets >= 0`, in row-major
+        order (the order of `tf.boolean_mask(targets, targets >= 0)`).
+    """
+    return _full_softmax_cross_entropy(softmax, *_real_tokens(hidden, targets))
+
+
 def direction_loss_sum(
     softmax, hidden, targets, num_sampled=0, seed=None, training=False
 ):
@@ -47,12 +84,8 @@ def direction_loss_sum(
         `(loss_sum, token_count)`, float32 scalars. Logits and the
         softmax are computed in float32 whatever the compute dtype.
     """
-    real = tf.greater_equal(targets, 0)
-    states = tf.cast(tf.boolean_mask(hidden, real), tf.float32)  # [N, P]
-    labels = tf.cast(tf.boolean_mask(targets, real), tf.int64)  # [N]
+    states, labels = _real_tokens(hidden, targets)  # [N, P], [N]
     count = tf.cast(tf.size(labels), tf.float32)
-    weights = tf.convert_to_tensor(softmax.embeddings)
-    bias = tf.convert_to_tensor(softmax.bias)
     if num_sampled and training:
         vocabulary_size = softmax.vocabulary_size
         sampled, probability = log_uniform_sample(
@@ -65,8 +98,8 @@ def direction_loss_sum(
             num_sampled * probability(sampled), tf.float32
         )
         losses = tf.nn.sampled_softmax_loss(
-            weights=weights,
-            biases=bias,
+            weights=tf.convert_to_tensor(softmax.embeddings),
+            biases=tf.convert_to_tensor(softmax.bias),
             labels=labels[:, None],
             inputs=states,
             num_sampled=num_sampled,
@@ -75,8 +108,5 @@ def direction_loss_sum(
             remove_accidental_hits=True,
         )
     else:
-        logits = tf.matmul(states, weights, transpose_b=True) + bias
-        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=labels, logits=logits
-        )
+        losses = _full_softmax_cross_entropy(softmax, states, labels)
     return tf.reduce_sum(losses), count
