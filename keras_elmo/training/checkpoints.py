@@ -7,13 +7,32 @@ import tensorflow as tf
 
 
 class TrainingState(tf.Module):
-    """Counters saved with the model: global step and position in the epoch."""
+    """What a resume needs besides weights and optimizer.
 
-    def __init__(self):
+    The global step and position in the epoch, and the state of the
+    validation rules (`validation_rules.ValidationRules`): the current
+    learning rate, the best validation perplexity so far, the epochs in a
+    row without gain and whether early stopping has ended the run.
+
+    Args:
+        learning_rate: float, the rate a new run starts at.
+    """
+
+    def __init__(self, learning_rate=0.0):
         super().__init__(name="training_state")
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.batch_in_epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.learning_rate = tf.Variable(
+            learning_rate, dtype=tf.float64, trainable=False
+        )
+        self.best_valid = tf.Variable(
+            float("inf"), dtype=tf.float64, trainable=False
+        )
+        self.epochs_without_gain = tf.Variable(
+            0, dtype=tf.int64, trainable=False
+        )
+        self.stopped = tf.Variable(False, trainable=False)
 
 
 def make_manager(
@@ -28,8 +47,6 @@ def make_manager(
     strategy every worker saves (the save is collective), but only the chief
     writes to `out_dir/checkpoints`; the others use a temporary directory.
     """
-    from keras_elmo.training.strategy import is_chief
-
     # Keras 3 functional models do not expose their layers to
     # `tf.train.Checkpoint`, so the model's variables (weights and the
     # seed-generator states that drive dropout) are listed explicitly;
@@ -40,10 +57,25 @@ def make_manager(
         state=state,
         loss_scale=loss_scale.value,
     )
-    directory = os.path.join(out_dir, "checkpoints")
-    if not is_chief(strategy):
-        directory = tempfile.mkdtemp(prefix="keras_elmo_worker_ckpt_")
+    directory = _directory(out_dir, "checkpoints", strategy)
     return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=keep)
+
+
+def _directory(out_dir, name, strategy):
+    from keras_elmo.training.strategy import is_chief
+
+    if not is_chief(strategy):
+        return tempfile.mkdtemp(prefix="keras_elmo_worker_ckpt_")
+    return os.path.join(out_dir, name)
+
+
+def make_best_manager(model, out_dir, strategy):
+    """A one-slot `CheckpointManager` in `out_dir/best` for the weights of
+    the epoch with the lowest validation perplexity (the index written
+    last, like every checkpoint; only the chief writes to `out_dir`)."""
+    checkpoint = tf.train.Checkpoint(model_variables=list(model.variables))
+    directory = _directory(out_dir, "best", strategy)
+    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=1)
 
 
 def restore_latest(manager):

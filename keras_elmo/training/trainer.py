@@ -17,6 +17,7 @@ batches (`BackupAndRestore` semantics) and, with deterministic ops, ends
 with the same weights as an uninterrupted run.
 """
 
+import json
 import logging
 import os
 import time
@@ -36,6 +37,8 @@ from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
+from keras_elmo.training.validation_rules import ValidationRules
+from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
 
 logger = logging.getLogger(__name__)
@@ -106,7 +109,7 @@ class Trainer:
             )
             self.optimizer.build(self.model.trainable_variables)
             self.loss_scale = LossScale(config.mixed_precision == "float16")
-            self.state = checkpoints.TrainingState()
+            self.state = checkpoints.TrainingState(config.learning_rate)
         if config.init_from:
             self._init_from(*config.init_from)
         self.manager = checkpoints.make_manager(
@@ -118,6 +121,10 @@ class Trainer:
             self.strategy,
             keep=config.keep_checkpoints,
         )
+        self.best_manager = checkpoints.make_best_manager(
+            self.model, config.out_dir, self.strategy
+        )
+        self.rules = ValidationRules(config)
         restored = checkpoints.restore_latest(self.manager)
         if restored:
             logger.info(
@@ -128,6 +135,7 @@ class Trainer:
                 int(self.state.step.numpy()),
             )
         self.resumed_from = restored
+        self.history = self._load_history()
         self._train_step = self._make_train_step()
 
     def _init_from(self, options, weights, softmax=None):
@@ -259,20 +267,110 @@ class Trainer:
     # --- the loop -------------------------------------------------------
 
     def train(self):
-        """Runs the remaining epochs; returns the history of epoch metrics."""
+        """Runs the remaining epochs; returns the history of every epoch.
+
+        The history includes the epochs of earlier, interrupted runs into
+        the same `out_dir` (`out_dir/history.json`). With a validation
+        set, the model left in `self.model` and written to `out_dir` is
+        the one of the epoch with the lowest validation perplexity.
+        """
         config = self.config
         writer = checkpoints.summary_writer(config.out_dir, self.chief)
-        history = []
-        while int(self.state.epoch.numpy()) < config.epochs:
-            epoch = int(self.state.epoch.numpy())
-            skip = int(self.state.batch_in_epoch.numpy())
-            history.append(self._train_epoch(epoch, skip, writer))
-            self.state.epoch.assign_add(1)
-            self.state.batch_in_epoch.assign(0)
-            self.manager.save(checkpoint_number=int(self.state.step.numpy()))
+        state = self.state
+        while int(state.epoch.numpy()) < config.epochs and not bool(
+            state.stopped.numpy()
+        ):
+            epoch = int(state.epoch.numpy())
+            skip = int(state.batch_in_epoch.numpy())
+            result = self._train_epoch(epoch, skip, writer)
+            if config.valid:
+                result.update(self._validate(result["epoch"], writer))
+            self.history.append(result)
+            self._save_history()
+            if self.chief:
+                logger.info("Epoch %d: %s", epoch + 1, result)
+            state.epoch.assign_add(1)
+            state.batch_in_epoch.assign(0)
+            self.manager.save(checkpoint_number=int(state.step.numpy()))
+        if bool(state.stopped.numpy()) and self.chief:
+            logger.info(
+                "Early stopping after epoch %d: %d epochs in a row gained "
+                "less than %g over the best validation perplexity %.3f.",
+                int(state.epoch.numpy()),
+                int(state.epochs_without_gain.numpy()),
+                config.early_stopping_min_delta,
+                float(state.best_valid.numpy()),
+            )
+        self.restore_best()
         if self.chief:
             self.write_outputs()
-        return history
+        return list(self.history)
+
+    def _validate(self, epoch, writer):
+        """Validation perplexity of the epoch and the rules' decisions."""
+        from keras_elmo.training.evaluate import evaluate_model
+
+        config = self.config
+        valid = evaluate_model(
+            self.model,
+            self.vocabulary,
+            config.valid,
+            config.batch_size,
+            max_tokens=config.max_tokens,
+        )
+        if writer is not None:
+            with writer.as_default(step=int(self.state.step.numpy())):
+                tf.summary.scalar("valid_perplexity", valid["perplexity"])
+        decisions = self.rules.after_epoch(self.state, valid["perplexity"])
+        if decisions["improved"]:
+            self.best_manager.save(checkpoint_number=epoch)
+        return {
+            "valid_perplexity": valid["perplexity"],
+            "valid_forward_perplexity": valid["forward_perplexity"],
+            "valid_backward_perplexity": valid["backward_perplexity"],
+            "best": decisions["improved"],
+            "valid_gain": decisions["gain"],
+            "decayed": decisions["decayed"],
+            "stop": decisions["stop"],
+        }
+
+    def restore_best(self):
+        """Loads the best-validation weights, if a validation set chose one.
+
+        Returns the epoch (1-based) whose weights the model now holds, or
+        None (no validation: the last epoch's weights stay).
+        """
+        latest = self.best_manager.latest_checkpoint
+        if not self.config.valid or not latest:
+            return None
+        self.best_manager.checkpoint.restore(
+            latest
+        ).assert_existing_objects_matched()
+        epoch = int(latest.rsplit("-", 1)[-1])
+        logger.info(
+            "Restored the weights of epoch %d (best validation).", epoch
+        )
+        return epoch
+
+    def _history_path(self):
+        return os.path.join(self.config.out_dir, "history.json")
+
+    def _load_history(self):
+        """The epochs completed by earlier runs into `out_dir`."""
+        path = self._history_path()
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding="utf-8") as f:
+            history = json.load(f)
+        done = int(self.state.epoch.numpy())
+        return [h for h in history if h["epoch"] <= done]
+
+    def _save_history(self):
+        if not self.chief:
+            return
+        os.makedirs(self.config.out_dir, exist_ok=True)
+        with atomic_write(self._history_path()) as f:
+            json.dump(self.history, f, indent=1)
 
     def _train_epoch(self, epoch, skip, writer):
         config = self.config
@@ -285,7 +383,7 @@ class Trainer:
             if config.verbose and self.chief
             else None
         )
-        learning_rate = config.learning_rate_at(epoch)
+        learning_rate = self.rules.learning_rate(self.state, epoch)
         self.optimizer.learning_rate = learning_rate
         if self.chief:
             logger.info(
@@ -352,23 +450,8 @@ class Trainer:
             "learning_rate": learning_rate,
             "tokens_per_second": tokens_seen
             / max(time.perf_counter() - start, 1e-9),
+            "seconds": time.perf_counter() - start,
         }
-        if config.valid:
-            from keras_elmo.training.evaluate import evaluate_model
-
-            valid = evaluate_model(
-                self.model,
-                self.vocabulary,
-                config.valid,
-                config.batch_size,
-                max_tokens=config.max_tokens,
-            )
-            result["valid_perplexity"] = valid["perplexity"]
-            if writer is not None:
-                with writer.as_default(step=int(self.state.step.numpy())):
-                    tf.summary.scalar("valid_perplexity", valid["perplexity"])
-        if self.chief:
-            logger.info("Epoch %d: %s", epoch + 1, result)
         return result
 
     def write_outputs(self):

@@ -25,6 +25,18 @@ class TrainingConfig:
             (1.0: constant). A function of the epoch alone, so a resumed
             run uses the rate an uninterrupted one would.
         lr_decay_start: int >= 1, the first decayed epoch.
+        lr_schedule: `"epoch"` (`lr_decay` from `lr_decay_start` on) or
+            `"plateau"`: multiply the rate by `plateau_factor` after every
+            epoch whose validation perplexity gains less than
+            `plateau_threshold` (relative) over the best so far; needs
+            `valid` (see `validation_rules`).
+        plateau_factor: float in (0, 1), the plateau decay factor.
+        plateau_threshold: float >= 0, the relative validation gain below
+            which an epoch counts as a plateau.
+        early_stopping_patience: None (off) or int >= 1: stop after this
+            many epochs in a row whose relative validation gain is below
+            `early_stopping_min_delta`. Needs `valid`.
+        early_stopping_min_delta: float >= 0.
         clip_norm: global gradient norm clip, applied to the gradient
             summed over all replicas (bilm-tf: 10).
         dropout: dropout inside the biLSTM and before the softmax.
@@ -59,6 +71,11 @@ class TrainingConfig:
     learning_rate: float = 0.2
     lr_decay: float = 1.0
     lr_decay_start: int = 2
+    lr_schedule: str = "epoch"
+    plateau_factor: float = 0.5
+    plateau_threshold: float = 0.01
+    early_stopping_patience: int = None
+    early_stopping_min_delta: float = 0.001
     clip_norm: float = 10.0
     dropout: float = 0.1
     num_sampled: int = 0
@@ -103,6 +120,38 @@ class TrainingConfig:
             raise ValueError(
                 "Received an invalid value for `lr_decay`, expected a "
                 f"factor in (0, 1], got {self.lr_decay!r}."
+            )
+        if self.lr_schedule not in ("epoch", "plateau"):
+            raise ValueError(
+                "Received an invalid value for `lr_schedule`, expected "
+                f"'epoch' or 'plateau', got {self.lr_schedule!r}."
+            )
+        if not 0.0 < self.plateau_factor < 1.0:
+            raise ValueError(
+                "Received an invalid value for `plateau_factor`, expected a "
+                f"factor in (0, 1), got {self.plateau_factor!r}."
+            )
+        for name in ("plateau_threshold", "early_stopping_min_delta"):
+            value = getattr(self, name)
+            if not value >= 0.0:
+                raise ValueError(
+                    f"Received an invalid value for `{name}`, expected a "
+                    f"relative gain >= 0, got {value!r}."
+                )
+        patience = self.early_stopping_patience
+        if patience is not None and (
+            not isinstance(patience, int) or patience < 1
+        ):
+            raise ValueError(
+                "Received an invalid value for `early_stopping_patience`, "
+                f"expected None or a positive integer, got {patience!r}."
+            )
+        uses_valid = self.lr_schedule == "plateau" or patience is not None
+        if uses_valid and not self.valid:
+            raise ValueError(
+                "`lr_schedule='plateau'` and `early_stopping_patience` decide "
+                "from validation perplexity: pass `valid` (--valid), got "
+                f"{self.valid!r}."
             )
         if self.num_sampled < 0:
             raise ValueError(
