@@ -1,7 +1,7 @@
 """Full-softmax perplexity of a trained biLM on held-out text.
 
     keras-elmo evaluate --data 'test.txt.gz' --model runs/small [--json]
-        [--stream]
+        [--stream] [--unigram-baseline 'train.txt.gz'] [--results FILE]
 
 Reports forward and backward perplexity separately and their geometric
 mean (the figure bilm-tf reports), the number of predictions per direction
@@ -10,6 +10,12 @@ is scored on its own, from zero LSTM states; with `--stream` the lines
 form one text and the states are carried from line to line (forward in
 file order, backward in reverse), as bilm-tf's test and the published
 Penn Treebank figures do: see `keras_elmo.training.stream_perplexity`.
+
+`--unigram-baseline TRAIN` also scores an add-one unigram model estimated
+on TRAIN over the same predictions (the floor any LM must beat), and
+`--results FILE` writes everything, with the command line, git commit,
+machine, load and date, as JSON (atomically): the file a model card or
+README quotes.
 """
 
 import json
@@ -34,6 +40,17 @@ def add_arguments(parser):
         help="Carry LSTM states across lines; --batch-size parts of the "
         "text then run side by side.",
     )
+    parser.add_argument(
+        "--unigram-baseline",
+        metavar="TRAIN",
+        help="Training files glob: also report the perplexity of an "
+        "add-one unigram model estimated on them, on the same predictions.",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        help="Write the figures with their provenance to this JSON file.",
+    )
 
 
 def run(args):
@@ -55,6 +72,33 @@ def run(args):
         result = evaluate_model(
             model, vocabulary, args.data, args.batch_size, args.max_tokens
         )
+    if args.unigram_baseline:
+        from keras_elmo.training.evaluate import unigram_perplexity
+
+        unigram = unigram_perplexity(
+            args.unigram_baseline,
+            args.data,
+            vocabulary,
+            max_tokens=args.max_tokens,
+        )
+        result["unigram_perplexity"] = unigram
+        result["ratio_to_unigram"] = result["perplexity"] / unigram
+    if args.results:
+        from keras_elmo.utils.provenance import provenance
+        from keras_elmo.utils.provenance import write_json
+
+        write_json(
+            args.results,
+            {
+                "provenance": provenance(
+                    "keras-elmo " + " ".join(sys.argv[1:])
+                ),
+                "data": args.data,
+                "model": args.model,
+                "protocol": "stream" if args.stream else "lines",
+                "result": result,
+            },
+        )
     if args.json:
         sys.stdout.write(json.dumps(result) + "\n")
     else:
@@ -65,4 +109,9 @@ def run(args):
             f"tokens              {result['tokens']}\n"
             f"OOV rate            {result['oov_rate']:.4f}\n"
         )
+        if "unigram_perplexity" in result:
+            sys.stdout.write(
+                f"add-one unigram     {result['unigram_perplexity']:.2f} "
+                f"(mean / unigram {result['ratio_to_unigram']:.3f})\n"
+            )
     return 0

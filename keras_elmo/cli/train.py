@@ -40,12 +40,32 @@ def add_arguments(parser):
     parser.add_argument("--valid", help="Validation files glob.")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument(
-        "--batch-size", type=int, default=64, help="Global, in sentences."
+        "--recipe",
+        default="default",
+        choices=["default", "bilm-tf"],
+        help="Defaults for the optimizer, learning rate, dropout, sampled "
+        "softmax, batch size and schedule. default: Adam 2e-3, dropout 0.1, "
+        "full softmax, batch 64, plateau decay with --valid (measured from "
+        "1e5 to 1e6 tokens); bilm-tf: Adagrad 0.2, dropout 0.1, 8192 "
+        "sampled negatives, batch 128, constant rate (billion-word runs). "
+        "Explicit flags override it.",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="Global, in sentences."
     )
     parser.add_argument("--max-tokens", type=int, default=100)
     parser.add_argument("--steps-per-epoch", type=int)
-    parser.add_argument("--optimizer", default="adagrad")
-    parser.add_argument("--learning-rate", type=float, default=0.2)
+    parser.add_argument("--optimizer", default=None)
+    parser.add_argument("--learning-rate", type=float, default=None)
+    parser.add_argument(
+        "--lr-schedule",
+        choices=["auto", "epoch", "plateau"],
+        default=None,
+        help="epoch: --lr-decay from --lr-decay-start on; plateau: multiply "
+        "by --plateau-factor after an epoch whose validation perplexity "
+        "gains less than --plateau-threshold over the best; auto: plateau "
+        "with --valid, else epoch.",
+    )
     parser.add_argument(
         "--lr-decay",
         type=float,
@@ -59,12 +79,27 @@ def add_arguments(parser):
         default=2,
         help="First epoch (1-based) trained at a decayed learning rate.",
     )
+    parser.add_argument("--plateau-factor", type=float, default=0.5)
+    parser.add_argument(
+        "--plateau-threshold",
+        type=float,
+        default=0.01,
+        help="Relative validation gain below which an epoch is a plateau.",
+    )
+    parser.add_argument(
+        "--early-stopping-patience",
+        type=int,
+        default=None,
+        help="Stop after this many epochs in a row that gain less than "
+        "--early-stopping-min-delta (relative) in validation perplexity.",
+    )
+    parser.add_argument("--early-stopping-min-delta", type=float, default=0.001)
     parser.add_argument("--clip-norm", type=float, default=10.0)
-    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--dropout", type=float, default=None)
     parser.add_argument(
         "--num-sampled",
         type=int,
-        default=0,
+        default=None,
         help="Sampled-softmax negatives (0: full softmax).",
     )
     parser.add_argument("--seed", type=int, default=0)
@@ -178,8 +213,11 @@ def run(args):
         "max_tokens",
         "checkpoint_every",
         "lr_decay_start",
+        "early_stopping_patience",
     ):
-        check_positive_int("--" + flag.replace("_", "-"), getattr(args, flag))
+        check_positive_int(
+            "--" + flag.replace("_", "-"), getattr(args, flag), allow_none=True
+        )
     if not 0.0 < args.lr_decay <= 1.0:
         raise ValueError(
             "Received an invalid value for argument `--lr-decay`, expected "
@@ -196,6 +234,7 @@ def run(args):
         model=args.config,
         valid=args.valid,
         epochs=args.epochs,
+        recipe=args.recipe,
         batch_size=args.batch_size,
         max_tokens=args.max_tokens,
         steps_per_epoch=args.steps_per_epoch,
@@ -203,6 +242,11 @@ def run(args):
         learning_rate=args.learning_rate,
         lr_decay=args.lr_decay,
         lr_decay_start=args.lr_decay_start,
+        lr_schedule=args.lr_schedule,
+        plateau_factor=args.plateau_factor,
+        plateau_threshold=args.plateau_threshold,
+        early_stopping_patience=args.early_stopping_patience,
+        early_stopping_min_delta=args.early_stopping_min_delta,
         clip_norm=args.clip_norm,
         dropout=args.dropout,
         num_sampled=args.num_sampled,

@@ -27,8 +27,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--min-count",
         type=int,
-        default=1,
-        help="Leave out tokens seen fewer times (default: 1).",
+        default=2,
+        help="Leave out tokens seen fewer times (default: 2, so that the "
+        "words seen once train `<UNK>`, which held-out text needs).",
     )
     parser.add_argument(
         "--max-size",

@@ -2,6 +2,35 @@
 
 import dataclasses
 
+# The settings a recipe fills in when they are left at None.
+#
+# "default": what works without tuning from ~1e5 to ~1e7 tokens (measured:
+# benchmarks/train_defaults.py -> benchmarks/results/train_defaults.json):
+# Adam at 2e-3, dropout 0.1, full softmax, and with a validation set the
+# plateau rule (halve the rate when an epoch gains < 1%) and the
+# best-validation epoch as the output.
+# "bilm-tf": bilm-tf's recipe for the 1B Word Benchmark (Adagrad 0.2 with
+# accumulator 1.0, dropout 0.1, 8,192 sampled negatives, a constant rate;
+# batch 128, which bilm-tf used per GPU), for billion-word runs.
+RECIPES = {
+    "default": dict(
+        optimizer="adam",
+        learning_rate=2e-3,
+        dropout=0.1,
+        num_sampled=0,
+        batch_size=64,
+        lr_schedule="auto",
+    ),
+    "bilm-tf": dict(
+        optimizer="adagrad",
+        learning_rate=0.2,
+        dropout=0.1,
+        num_sampled=8192,
+        batch_size=128,
+        lr_schedule="epoch",
+    ),
+}
+
 
 @dataclasses.dataclass
 class TrainingConfig:
@@ -17,6 +46,9 @@ class TrainingConfig:
         batch_size: global batch size in sentences (split over replicas).
         max_tokens: longer lines are split into pieces of this many tokens.
         steps_per_epoch: cap on the steps of an epoch (None: the data).
+        recipe: `"default"` or `"bilm-tf"` (see `RECIPES`): fills in
+            `optimizer`, `learning_rate`, `dropout`, `num_sampled`,
+            `batch_size` and `lr_schedule` where they are None.
         optimizer: `adagrad` (bilm-tf: lr 0.2, accumulator 1.0) or any
             Keras optimizer name.
         learning_rate: float, the learning rate of the first epochs.
@@ -25,7 +57,8 @@ class TrainingConfig:
             (1.0: constant). A function of the epoch alone, so a resumed
             run uses the rate an uninterrupted one would.
         lr_decay_start: int >= 1, the first decayed epoch.
-        lr_schedule: `"epoch"` (`lr_decay` from `lr_decay_start` on) or
+        lr_schedule: `"epoch"` (`lr_decay` from `lr_decay_start` on),
+            `"auto"` (`"plateau"` with a `valid` set, else `"epoch"`) or
             `"plateau"`: multiply the rate by `plateau_factor` after every
             epoch whose validation perplexity gains less than
             `plateau_threshold` (relative) over the best so far; needs
@@ -64,21 +97,22 @@ class TrainingConfig:
     model: str = "small"
     valid: str = None
     epochs: int = 1
-    batch_size: int = 64
+    recipe: str = "default"
+    batch_size: int = None
     max_tokens: int = 100
     steps_per_epoch: int = None
-    optimizer: str = "adagrad"
-    learning_rate: float = 0.2
+    optimizer: str = None
+    learning_rate: float = None
     lr_decay: float = 1.0
     lr_decay_start: int = 2
-    lr_schedule: str = "epoch"
+    lr_schedule: str = None
     plateau_factor: float = 0.5
     plateau_threshold: float = 0.01
     early_stopping_patience: int = None
     early_stopping_min_delta: float = 0.001
     clip_norm: float = 10.0
-    dropout: float = 0.1
-    num_sampled: int = 0
+    dropout: float = None
+    num_sampled: int = None
     seed: int = 0
     checkpoint_every: int = 500
     keep_checkpoints: int = 3
@@ -97,6 +131,16 @@ class TrainingConfig:
         return self.learning_rate * self.lr_decay**decays
 
     def __post_init__(self):
+        if self.recipe not in RECIPES:
+            raise ValueError(
+                "Received an invalid value for `recipe`, expected one of "
+                f"{sorted(RECIPES)}, got {self.recipe!r}."
+            )
+        for name, value in RECIPES[self.recipe].items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+        if self.lr_schedule == "auto":
+            self.lr_schedule = "plateau" if self.valid else "epoch"
         for name in (
             "epochs",
             "batch_size",

@@ -27,7 +27,11 @@ def test_learning_rate_decays_once_per_epoch_from_the_start_epoch():
     rates = [config.learning_rate_at(epoch) for epoch in range(5)]
     assert rates == [0.8, 0.8, 0.4, 0.2, 0.1]
     constant = TrainingConfig(train="t", vocab="v", out_dir="o")
-    assert {constant.learning_rate_at(e) for e in range(4)} == {0.2}
+    assert {constant.learning_rate_at(e) for e in range(4)} == {2e-3}
+    bilm_tf = TrainingConfig(
+        train="t", vocab="v", out_dir="o", recipe="bilm-tf"
+    )
+    assert {bilm_tf.learning_rate_at(e) for e in range(4)} == {0.2}
 
 
 @pytest.mark.parametrize("value", [0.0, -0.5, 1.5])
@@ -35,3 +39,25 @@ def test_lr_decay_must_be_a_factor_in_0_1(value):
     with pytest.raises(ValueError, match="lr_decay") as error:
         TrainingConfig(train="t", vocab="v", out_dir="o", lr_decay=value)
     assert repr(value) in str(error.value)
+
+
+def test_recipes_fill_only_the_settings_left_unset():
+    default = TrainingConfig(train="t", vocab="v", out_dir="o", valid="d")
+    assert (default.optimizer, default.learning_rate, default.dropout) == (
+        "adam",
+        2e-3,
+        0.1,
+    )
+    assert (default.num_sampled, default.batch_size) == (0, 64)
+    # "auto": decide from validation when there is a validation set.
+    assert default.lr_schedule == "plateau"
+    no_valid = TrainingConfig(train="t", vocab="v", out_dir="o")
+    assert no_valid.lr_schedule == "epoch"
+    bilm_tf = TrainingConfig(
+        train="t", vocab="v", out_dir="o", recipe="bilm-tf", dropout=0.3
+    )
+    assert (bilm_tf.optimizer, bilm_tf.learning_rate) == ("adagrad", 0.2)
+    assert (bilm_tf.num_sampled, bilm_tf.batch_size) == (8192, 128)
+    assert bilm_tf.dropout == 0.3  # an explicit setting wins
+    with pytest.raises(ValueError, match="`recipe`.*'bilm-tf'.*got 'bert'"):
+        TrainingConfig(train="t", vocab="v", out_dir="o", recipe="bert")
