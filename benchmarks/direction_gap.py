@@ -76,6 +76,11 @@ def main(argv=None):
     )
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--max-tokens", type=int, default=100)
+    parser.add_argument(
+        "--results",
+        default=os.path.join(HERE, "results", "direction_gap.json"),
+        help="JSON results file (with provenance) the model card quotes.",
+    )
     args = parser.parse_args(argv)
 
     import tensorflow as tf
@@ -155,18 +160,20 @@ def main(argv=None):
         token = vocabulary.id_to_token(token_id)
         row = (repr(token), word_gap[token_id], word_count[token_id])
         print("  {:15s} {:8.0f} {:6d}".format(*row))
-    print(
-        json.dumps(
-            {
-                "forward_perplexity": float(np.exp(total[0] / n)),
-                "backward_perplexity": float(np.exp(total[1] / n)),
-                "kinds": rows,
-                "top_words": {
-                    vocabulary.id_to_token(w): word_gap[w] for w in top
-                },
-            }
-        )
-    )
+    result = {
+        "model": os.path.relpath(args.model),
+        "data": os.path.relpath(args.data),
+        "predictions": int(n),
+        "forward_perplexity": float(np.exp(total[0] / n)),
+        "backward_perplexity": float(np.exp(total[1] / n)),
+        "kinds": rows,
+        "top_words": {vocabulary.id_to_token(w): word_gap[w] for w in top},
+    }
+    print(json.dumps(result))
+    from provenance import provenance
+    from provenance import write_json
+
+    write_json(args.results, {"provenance": provenance(), **result})
 
 
 if __name__ == "__main__":

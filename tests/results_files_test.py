@@ -1,0 +1,96 @@
+"""Every figure the docs quote from a results file matches that file.
+
+A quoted figure is written in Markdown as the number followed by an HTML
+comment naming its source, invisible once rendered:
+
+    78.3<!-- fig benchmarks/results/x.json result/perplexity {:.1f} -->
+
+(the file, relative to the repository root; the `/`-separated path of
+keys and list indices inside its JSON; the Python format that turns the
+value into the quoted text). benchmarks/README.md, "Results discipline".
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCUMENTS = (
+    "README.md",
+    "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
+    "examples/RESULTS.md",
+    "benchmarks/RESULTS.md",
+)
+FIGURE = re.compile(
+    r"(?P<quoted>[-+]?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
+    r"<!-- fig (?P<file>\S+) (?P<key>\S+) (?P<format>\S+) -->"
+)
+ANNOTATION = re.compile(r"<!-- fig ")
+
+
+def figures(document):
+    with open(os.path.join(REPO, document), encoding="utf-8") as f:
+        text = f.read()
+    found = list(FIGURE.finditer(text))
+    # An annotation the pattern cannot read (no number right before it,
+    # a missing field) must fail, not be skipped.
+    assert len(found) == len(ANNOTATION.findall(text)), document
+    return found
+
+
+def lookup(payload, key):
+    value = payload
+    for part in key.split("/"):
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def quoted_figures():
+    cases = []
+    for document in DOCUMENTS:
+        if os.path.exists(os.path.join(REPO, document)):
+            cases += [(document, m) for m in figures(document)]
+    return cases
+
+
+CASES = quoted_figures()
+
+
+def test_the_readme_quotes_results_files():
+    assert sum(1 for document, _ in CASES if document == "README.md") >= 3
+
+
+@pytest.mark.parametrize(
+    "document, match",
+    CASES,
+    ids=[f"{d}:{m.group('key')}" for d, m in CASES],
+)
+def test_quoted_figure_matches_its_results_file(document, match):
+    path = os.path.join(REPO, match.group("file"))
+    assert os.path.exists(path), f"{document} quotes missing {path}"
+    with open(path, encoding="utf-8") as f:
+        payload = json.load(f)
+    value = lookup(payload, match.group("key"))
+    assert match.group("format").format(value) == match.group("quoted"), (
+        f"{document} quotes {match.group('quoted')} for "
+        f"{match.group('file')}:{match.group('key')} = {value!r}"
+    )
+
+
+def test_results_files_record_their_provenance():
+    """Files under a results/ folder say which commit, machine and load
+    printed them, and when."""
+    quoted = {m.group("file") for _, m in CASES}
+    for name in sorted(quoted):
+        if "/results/" not in name:
+            continue  # older figure files, before the discipline
+        with open(os.path.join(REPO, name), encoding="utf-8") as f:
+            payload = json.load(f)
+        record = payload["provenance"]
+        for field in ("commit", "cpu_model", "cpu_cores", "load_average"):
+            assert record[field] is not None, (name, field)
+        assert re.fullmatch(
+            r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", record["date_utc"]
+        )
