@@ -8,6 +8,10 @@ nothing is written), then prints one JSON line with `evaluate_model`
 (every line from zero LSTM states) and `stream_perplexity` (states carried
 from line to line, 16 parts side by side) on the `--split` file the run
 uses. Lets a run in progress be scored both ways without stopping it.
+
+Validation and training splits only: the test split is read once, by
+`ptb_perplexity.py` at the end of its run, on the epoch its validation
+rules chose (benchmarks/README.md, "Results discipline").
 """
 
 import argparse
@@ -23,7 +27,7 @@ from ptb_perplexity import split_path
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--split", default="valid")
+    parser.add_argument("--split", default="valid", choices=["valid", "train"])
     parser.add_argument("--sentences-per-line", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     args = parser.parse_args(argv)

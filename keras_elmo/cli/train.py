@@ -29,114 +29,23 @@ HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
 
 
 def add_arguments(parser):
-    parser.add_argument("--train", required=True, help="Training files glob.")
-    parser.add_argument("--vocab", required=True, help="bilm-tf vocabulary.")
-    parser.add_argument(
-        "--config",
-        default="small",
-        help="Preset (tiny, small, medium, original) or options.json.",
-    )
-    parser.add_argument("--out", required=True, help="Output directory.")
-    parser.add_argument("--valid", help="Validation files glob.")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument(
-        "--recipe",
-        default="default",
-        choices=["default", "bilm-tf"],
-        help="Defaults for the optimizer, learning rate, dropout, sampled "
-        "softmax, batch size and schedule. default: Adam 2e-3, dropout 0.1, "
-        "full softmax, batch 64, plateau decay with --valid (measured from "
-        "1e5 to 1e6 tokens); bilm-tf: Adagrad 0.2, dropout 0.1, 8192 "
-        "sampled negatives, batch 128, constant rate (billion-word runs). "
-        "Explicit flags override it.",
-    )
-    parser.add_argument(
-        "--batch-size", type=int, default=None, help="Global, in sentences."
-    )
-    parser.add_argument("--max-tokens", type=int, default=100)
-    parser.add_argument("--steps-per-epoch", type=int)
-    parser.add_argument("--optimizer", default=None)
-    parser.add_argument("--learning-rate", type=float, default=None)
-    parser.add_argument(
-        "--lr-schedule",
-        choices=["auto", "epoch", "plateau"],
-        default=None,
-        help="epoch: --lr-decay from --lr-decay-start on; plateau: multiply "
-        "by --plateau-factor after an epoch whose validation perplexity "
-        "gains less than --plateau-threshold over the best; auto: plateau "
-        "with --valid, else epoch.",
-    )
-    parser.add_argument(
-        "--lr-decay",
-        type=float,
-        default=1.0,
-        help="Multiply the learning rate by this once per epoch from "
-        "--lr-decay-start on (1.0: constant).",
-    )
-    parser.add_argument(
-        "--lr-decay-start",
-        type=int,
-        default=2,
-        help="First epoch (1-based) trained at a decayed learning rate.",
-    )
-    parser.add_argument("--plateau-factor", type=float, default=0.5)
-    parser.add_argument(
-        "--plateau-threshold",
-        type=float,
-        default=0.01,
-        help="Relative validation gain below which an epoch is a plateau.",
-    )
-    parser.add_argument(
-        "--early-stopping-patience",
-        type=int,
-        default=None,
-        help="Stop after this many epochs in a row that gain less than "
-        "--early-stopping-min-delta (relative) in validation perplexity.",
-    )
-    parser.add_argument("--early-stopping-min-delta", type=float, default=0.001)
-    parser.add_argument("--clip-norm", type=float, default=10.0)
-    parser.add_argument("--dropout", type=float, default=None)
-    parser.add_argument(
-        "--num-sampled",
-        type=int,
-        default=None,
-        help="Sampled-softmax negatives (0: full softmax).",
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint-every", type=int, default=500)
-    parser.add_argument("--keep-checkpoints", type=int, default=3)
-    parser.add_argument(
-        "--strategy",
-        default="auto",
-        choices=["auto", "one_device", "mirrored", "multi_worker"],
-    )
-    parser.add_argument(
-        "--mixed-precision", choices=["bfloat16", "float16"], default=None
-    )
-    parser.add_argument(
-        "--init-from",
-        nargs="+",
-        metavar="FILE",
-        help="options.json weights.hdf5 [softmax.hdf5] to fine-tune from.",
-    )
-    parser.add_argument(
-        "--deterministic",
-        action="store_true",
-        help="Enable TensorFlow op determinism (bit-reproducible runs).",
-    )
-    parser.add_argument(
-        "--bucket-boundaries",
-        help="Comma-separated sentence-length bucket edges, e.g. 10,20,40.",
-    )
-    parser.add_argument(
-        "--shuffle-buffer",
-        type=int,
-        default=100_000,
-        help="Sentences shuffled together (files are read in random order; "
-        "use a buffer near the corpus size for files ordered by source).",
-    )
-    parser.add_argument("--log-every", type=int, default=50)
-    parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    """One flag per `TrainingConfig` field (its metadata: flag, help,
+    argparse options), plus `--force`."""
+    import dataclasses
+
+    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import flag_of
+
+    for field in dataclasses.fields(TrainingConfig):
+        options = dict(field.metadata["argparse"])
+        options.setdefault("help", field.metadata["help"])
+        if field.default is dataclasses.MISSING:
+            options["required"] = True
+        else:
+            options["default"] = field.default
+        if "action" not in options:
+            options.setdefault("type", field.type)
+        parser.add_argument(flag_of(field), dest=field.name, **options)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -196,76 +105,22 @@ def _check_corpus(name, file_pattern):
 
 
 def run(args):
+    import dataclasses
+
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
 
-    if args.init_from and len(args.init_from) not in (2, 3):
-        raise ValueError(
-            "`--init-from` takes options.json weights.hdf5 [softmax.hdf5], "
-            f"received {len(args.init_from)} files."
-        )
-    from keras_elmo.utils.validation import check_positive_int
-
-    for flag in (
-        "epochs",
-        "batch_size",
-        "max_tokens",
-        "checkpoint_every",
-        "lr_decay_start",
-        "early_stopping_patience",
-    ):
-        check_positive_int(
-            "--" + flag.replace("_", "-"), getattr(args, flag), allow_none=True
-        )
-    if not 0.0 < args.lr_decay <= 1.0:
-        raise ValueError(
-            "Received an invalid value for argument `--lr-decay`, expected "
-            f"a factor in (0, 1], got {args.lr_decay!r}."
-        )
-    _check_config(args.config)
-    _check_out(args.out, args.force)
-    _check_corpus("--train", args.train)
-    _check_corpus("--valid", args.valid)
     config = TrainingConfig(
-        train=args.train,
-        vocab=args.vocab,
-        out_dir=args.out,
-        model=args.config,
-        valid=args.valid,
-        epochs=args.epochs,
-        recipe=args.recipe,
-        batch_size=args.batch_size,
-        max_tokens=args.max_tokens,
-        steps_per_epoch=args.steps_per_epoch,
-        optimizer=args.optimizer,
-        learning_rate=args.learning_rate,
-        lr_decay=args.lr_decay,
-        lr_decay_start=args.lr_decay_start,
-        lr_schedule=args.lr_schedule,
-        plateau_factor=args.plateau_factor,
-        plateau_threshold=args.plateau_threshold,
-        early_stopping_patience=args.early_stopping_patience,
-        early_stopping_min_delta=args.early_stopping_min_delta,
-        clip_norm=args.clip_norm,
-        dropout=args.dropout,
-        num_sampled=args.num_sampled,
-        seed=args.seed,
-        checkpoint_every=args.checkpoint_every,
-        keep_checkpoints=args.keep_checkpoints,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        init_from=tuple(args.init_from) if args.init_from else None,
-        deterministic=args.deterministic,
-        bucket_boundaries=(
-            tuple(int(v) for v in args.bucket_boundaries.split(","))
-            if args.bucket_boundaries
-            else None
-        ),
-        shuffle_buffer=args.shuffle_buffer,
-        log_every=args.log_every,
-        verbose=not args.quiet,
+        **{
+            f.name: getattr(args, f.name)
+            for f in dataclasses.fields(TrainingConfig)
+        }
     )
+    _check_config(config.model)
+    _check_out(config.out_dir, args.force)
+    _check_corpus("--train", config.train)
+    _check_corpus("--valid", config.valid)
     trainer = Trainer(config)
     try:
         history = trainer.train()

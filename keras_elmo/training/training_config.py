@@ -1,14 +1,21 @@
-"""`TrainingConfig`: everything `keras-elmo train` needs, in one place."""
+"""`TrainingConfig`: every training setting, declared, defaulted and
+checked once.
+
+Each field carries its help text and its `keras-elmo train` flag in its
+metadata (`setting(...)`); `keras_elmo.cli.train` builds its argument
+parser from these fields, so a setting exists in one place. Errors name
+both the field and its flag.
+"""
 
 import dataclasses
 
 # The settings a recipe fills in when they are left at None.
 #
-# "default": what works without tuning from ~1e5 to ~1e7 tokens (measured:
-# benchmarks/train_defaults.py -> benchmarks/results/train_defaults.json):
-# Adam at 2e-3, dropout 0.1, full softmax, and with a validation set the
-# plateau rule (halve the rate when an epoch gains < 1%) and the
-# best-validation epoch as the output.
+# "default": what works without tuning on corpora of ~1e5-1e6 tokens
+# (measured: benchmarks/train_defaults.py ->
+# benchmarks/results/train_defaults.json): Adam at 2e-3, dropout 0.1,
+# full softmax, and with a validation set the plateau rule (halve the
+# rate when an epoch gains < 1%) and the best-validation epoch as output.
 # "bilm-tf": bilm-tf's recipe for the 1B Word Benchmark (Adagrad 0.2 with
 # accumulator 1.0, dropout 0.1, 8,192 sampled negatives, a constant rate;
 # batch 128, which bilm-tf used per GPU), for billion-word runs.
@@ -30,179 +37,213 @@ RECIPES = {
         lr_schedule="epoch",
     ),
 }
+FROM_RECIPE = "default: from --recipe"
+
+
+def setting(default=dataclasses.MISSING, help="", flag=None, **argparse):
+    """A dataclass field with its CLI flag, help text and argparse options
+    (`choices`, `nargs`, `action`, `type`, `metavar`)."""
+    metadata = {"help": help, "flag": flag, "argparse": argparse}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def flag_of(field):
+    return field.metadata.get("flag") or "--" + field.name.replace("_", "-")
+
+
+def comma_separated_ints(text):
+    """`"10,20,40"` -> `(10, 20, 40)` (argparse type of list settings)."""
+    return tuple(int(v) for v in text.split(",") if v.strip())
 
 
 @dataclasses.dataclass
 class TrainingConfig:
     """Options of a biLM training run (the `keras-elmo train` flags).
 
-    Args:
-        train: glob of sentence-per-line, whitespace-tokenized files.
-        vocab: path of the bilm-tf vocabulary file.
-        out_dir: output directory (checkpoints, logs, final model).
-        model: a preset name (`tiny`, `small`, ...) or an options.json path.
-        valid: optional glob of validation files (perplexity per epoch).
-        epochs: passes over the training data.
-        batch_size: global batch size in sentences (split over replicas).
-        max_tokens: longer lines are split into pieces of this many tokens.
-        steps_per_epoch: cap on the steps of an epoch (None: the data).
-        recipe: `"default"` or `"bilm-tf"` (see `RECIPES`): fills in
-            `optimizer`, `learning_rate`, `dropout`, `num_sampled`,
-            `batch_size` and `lr_schedule` where they are None.
-        optimizer: `adagrad` (bilm-tf: lr 0.2, accumulator 1.0) or any
-            Keras optimizer name.
-        learning_rate: float, the learning rate of the first epochs.
-        lr_decay: float in (0, 1]. Epoch `e` (1-based) trains at
-            `learning_rate * lr_decay ** max(0, e - lr_decay_start + 1)`
-            (1.0: constant). A function of the epoch alone, so a resumed
-            run uses the rate an uninterrupted one would.
-        lr_decay_start: int >= 1, the first decayed epoch.
-        lr_schedule: `"epoch"` (`lr_decay` from `lr_decay_start` on),
-            `"auto"` (`"plateau"` with a `valid` set, else `"epoch"`) or
-            `"plateau"`: multiply the rate by `plateau_factor` after every
-            epoch whose validation perplexity gains less than
-            `plateau_threshold` (relative) over the best so far; needs
-            `valid` (see `validation_rules`).
-        plateau_factor: float in (0, 1), the plateau decay factor.
-        plateau_threshold: float >= 0, the relative validation gain below
-            which an epoch counts as a plateau.
-        early_stopping_patience: None (off) or int >= 1: stop after this
-            many epochs in a row whose relative validation gain is below
-            `early_stopping_min_delta`. Needs `valid`.
-        early_stopping_min_delta: float >= 0.
-        clip_norm: global gradient norm clip, applied to the gradient
-            summed over all replicas (bilm-tf: 10).
-        dropout: dropout inside the biLSTM and before the softmax.
-        num_sampled: sampled-softmax negatives; 0 = full softmax.
-        seed: seed for initialisation, data order, dropout, sampling.
-        checkpoint_every: steps between checkpoints (and at epoch ends).
-        keep_checkpoints: how many recent checkpoints to keep.
-        strategy: `auto`, `one_device`, `mirrored` or `multi_worker`.
-        mixed_precision: None, `bfloat16` or `float16` compute.
-        init_from: `(options, weights[, softmax])` to fine-tune from.
-        deterministic: enable TensorFlow op determinism.
-        bucket_boundaries: sentence-length bucket edges (None: no bucketing).
-        shuffle_buffer: sentences in the shuffle buffer. Files are read in
-            a shuffled order and sentences shuffled within this buffer, so
-            a corpus whose files are ordered by source (all of one book,
-            then the next) needs a buffer close to its size or shuffled
-            shards, or the model drifts toward the latest source.
-        log_every: steps between TensorBoard summaries.
-        verbose: show a progress bar.
+    Learning rate of 0-based epoch `e` under `lr_schedule="epoch"`:
+    `learning_rate * lr_decay ** max(0, e + 2 - lr_decay_start)`, a
+    function of the epoch alone, so a resumed run uses the rate an
+    uninterrupted one would. Under `"plateau"` the rate is decided from
+    validation perplexity by `validation_rules.ValidationRules` and
+    checkpointed. Every field's meaning is its `help` metadata, which is
+    also the flag's `--help` text.
     """
 
-    train: str
-    vocab: str
-    out_dir: str
-    model: str = "small"
-    valid: str = None
-    epochs: int = 1
-    recipe: str = "default"
-    batch_size: int = None
-    max_tokens: int = 100
-    steps_per_epoch: int = None
-    optimizer: str = None
-    learning_rate: float = None
-    lr_decay: float = 1.0
-    lr_decay_start: int = 2
-    lr_schedule: str = None
-    plateau_factor: float = 0.5
-    plateau_threshold: float = 0.01
-    early_stopping_patience: int = None
-    early_stopping_min_delta: float = 0.001
-    clip_norm: float = 10.0
-    dropout: float = None
-    num_sampled: int = None
-    seed: int = 0
-    checkpoint_every: int = 500
-    keep_checkpoints: int = 3
-    strategy: str = "auto"
-    mixed_precision: str = None
-    init_from: tuple = None
-    deterministic: bool = False
-    bucket_boundaries: tuple = None
-    shuffle_buffer: int = 100_000
-    log_every: int = 50
-    verbose: bool = True
+    train: str = setting(help="Training files glob (sentence per line).")
+    vocab: str = setting(help="bilm-tf vocabulary file.")
+    out_dir: str = setting(help="Output directory.", flag="--out")
+    model: str = setting(
+        "small",
+        "Preset (tiny, small, medium, original) or options.json.",
+        flag="--config",
+    )
+    valid: str = setting(None, "Validation files glob (perplexity per epoch).")
+    epochs: int = setting(1, "Passes over the training data.")
+    recipe: str = setting(
+        "default",
+        "Defaults for the optimizer, learning rate, dropout, sampled "
+        "softmax, batch size and schedule. default: Adam 2e-3, dropout "
+        "0.1, full softmax, batch 64, plateau decay with --valid; bilm-tf: "
+        "Adagrad 0.2, dropout 0.1, 8192 sampled negatives, batch 128, "
+        "constant rate (billion-word runs). Explicit flags override it.",
+        choices=sorted(RECIPES),
+    )
+    batch_size: int = setting(None, f"Global, in sentences ({FROM_RECIPE}).")
+    max_tokens: int = setting(100, "Longer lines are split into pieces.")
+    steps_per_epoch: int = setting(None, "Cap on the steps of an epoch.")
+    optimizer: str = setting(
+        None, f"adagrad (bilm-tf's) or a Keras optimizer ({FROM_RECIPE})."
+    )
+    learning_rate: float = setting(None, f"First rate ({FROM_RECIPE}).")
+    lr_schedule: str = setting(
+        None,
+        "epoch: --lr-decay from --lr-decay-start on; plateau: multiply by "
+        "--plateau-factor after an epoch whose validation perplexity gains "
+        "less than --plateau-threshold over the best; auto: plateau with "
+        f"--valid, else epoch ({FROM_RECIPE}).",
+        choices=["auto", "epoch", "plateau"],
+    )
+    lr_decay: float = setting(
+        1.0,
+        "Multiply the rate by this once per epoch from --lr-decay-start on "
+        "(1.0: constant).",
+    )
+    lr_decay_start: int = setting(
+        2, "First epoch (1-based) trained at a decayed rate."
+    )
+    plateau_factor: float = setting(0.5, "Plateau decay factor, in (0, 1).")
+    plateau_threshold: float = setting(
+        0.01, "Relative validation gain below which an epoch is a plateau."
+    )
+    early_stopping_patience: int = setting(
+        None,
+        "Stop after this many epochs in a row that gain less than "
+        "--early-stopping-min-delta (relative) in validation perplexity.",
+    )
+    early_stopping_min_delta: float = setting(
+        0.001, "See --early-stopping-patience."
+    )
+    clip_norm: float = setting(10.0, "Global gradient-norm clip (bilm-tf: 10).")
+    dropout: float = setting(
+        None, f"In the biLSTM and before the softmax ({FROM_RECIPE})."
+    )
+    num_sampled: int = setting(
+        None, f"Sampled-softmax negatives, 0: full softmax ({FROM_RECIPE})."
+    )
+    seed: int = setting(0, "Seed of initialisation, data order and dropout.")
+    checkpoint_every: int = setting(500, "Steps between checkpoints.")
+    keep_checkpoints: int = setting(3, "Recent checkpoints kept.")
+    strategy: str = setting(
+        "auto",
+        "tf.distribute strategy.",
+        choices=["auto", "one_device", "mirrored", "multi_worker"],
+    )
+    mixed_precision: str = setting(
+        None, "Compute dtype.", choices=["bfloat16", "float16"]
+    )
+    init_from: tuple = setting(
+        None,
+        "options.json weights.hdf5 [softmax.hdf5] to fine-tune from.",
+        nargs="+",
+        metavar="FILE",
+        type=str,
+    )
+    deterministic: bool = setting(
+        False,
+        "Enable TensorFlow op determinism (bit-reproducible runs).",
+        action="store_true",
+    )
+    bucket_boundaries: tuple = setting(
+        None,
+        "Comma-separated sentence-length bucket edges, e.g. 10,20,40.",
+        type=comma_separated_ints,
+    )
+    shuffle_buffer: int = setting(
+        100_000,
+        "Sentences shuffled together. Files are read in a shuffled order "
+        "and sentences shuffled within this buffer, so a corpus ordered by "
+        "source needs a buffer near its size or the model drifts toward "
+        "the latest source.",
+    )
+    log_every: int = setting(50, "Steps between TensorBoard summaries.")
+    verbose: bool = setting(
+        True, "No progress bar.", flag="--quiet", action="store_false"
+    )
 
     def learning_rate_at(self, epoch):
-        """The learning rate of 0-based `epoch` (see `lr_decay`)."""
+        """The learning rate of 0-based `epoch` under the epoch schedule."""
         decays = max(0, epoch + 2 - self.lr_decay_start)
         return self.learning_rate * self.lr_decay**decays
 
     def __post_init__(self):
         if self.recipe not in RECIPES:
-            raise ValueError(
-                "Received an invalid value for `recipe`, expected one of "
-                f"{sorted(RECIPES)}, got {self.recipe!r}."
-            )
+            self._invalid("recipe", f"one of {sorted(RECIPES)}")
         for name, value in RECIPES[self.recipe].items():
             if getattr(self, name) is None:
                 setattr(self, name, value)
         if self.lr_schedule == "auto":
             self.lr_schedule = "plateau" if self.valid else "epoch"
+        if isinstance(self.init_from, list):
+            self.init_from = tuple(self.init_from)
+        self._check()
+
+    def _invalid(self, name, expected):
+        flag = flag_of(self.__dataclass_fields__[name])
+        raise ValueError(
+            f"Received an invalid value for `{name}` (`{flag}`), expected "
+            f"{expected}, got {getattr(self, name)!r}."
+        )
+
+    def _check(self):
         for name in (
             "epochs",
             "batch_size",
             "max_tokens",
             "checkpoint_every",
+            "keep_checkpoints",
             "shuffle_buffer",
             "lr_decay_start",
+            "log_every",
+            "steps_per_epoch",
+            "early_stopping_patience",
         ):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"Received an invalid value for `{name}`, expected a "
-                    f"positive integer, got {value!r}."
-                )
+            optional = name in ("steps_per_epoch", "early_stopping_patience")
+            if value is None and optional:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < 1
+            ):
+                self._invalid(name, "a positive integer")
+        if not isinstance(self.num_sampled, int) or self.num_sampled < 0:
+            self._invalid("num_sampled", "an integer >= 0 (0: full softmax)")
         if self.mixed_precision not in (None, "bfloat16", "float16"):
-            raise ValueError(
-                "Received an invalid value for `mixed_precision`, expected "
-                f"None, 'bfloat16' or 'float16', got {self.mixed_precision!r}."
-            )
-        if not 0.0 < self.lr_decay <= 1.0:
-            raise ValueError(
-                "Received an invalid value for `lr_decay`, expected a "
-                f"factor in (0, 1], got {self.lr_decay!r}."
-            )
+            self._invalid("mixed_precision", "None, 'bfloat16' or 'float16'")
         if self.lr_schedule not in ("epoch", "plateau"):
-            raise ValueError(
-                "Received an invalid value for `lr_schedule`, expected "
-                f"'epoch' or 'plateau', got {self.lr_schedule!r}."
-            )
+            self._invalid("lr_schedule", "'auto', 'epoch' or 'plateau'")
+        if not 0.0 < self.lr_decay <= 1.0:
+            self._invalid("lr_decay", "a factor in (0, 1]")
         if not 0.0 < self.plateau_factor < 1.0:
-            raise ValueError(
-                "Received an invalid value for `plateau_factor`, expected a "
-                f"factor in (0, 1), got {self.plateau_factor!r}."
-            )
+            self._invalid("plateau_factor", "a factor in (0, 1)")
         for name in ("plateau_threshold", "early_stopping_min_delta"):
-            value = getattr(self, name)
-            if not value >= 0.0:
-                raise ValueError(
-                    f"Received an invalid value for `{name}`, expected a "
-                    f"relative gain >= 0, got {value!r}."
-                )
-        patience = self.early_stopping_patience
-        if patience is not None and (
-            not isinstance(patience, int) or patience < 1
-        ):
-            raise ValueError(
-                "Received an invalid value for `early_stopping_patience`, "
-                f"expected None or a positive integer, got {patience!r}."
+            if not getattr(self, name) >= 0.0:
+                self._invalid(name, "a relative gain >= 0")
+        if not self.learning_rate > 0.0:
+            self._invalid("learning_rate", "a rate > 0")
+        if not 0.0 <= self.dropout < 1.0:
+            self._invalid("dropout", "a probability in [0, 1)")
+        if not self.clip_norm > 0.0:
+            self._invalid("clip_norm", "a norm > 0")
+        if self.init_from is not None and len(self.init_from) not in (2, 3):
+            self._invalid(
+                "init_from", "options.json weights.hdf5 [softmax.hdf5]"
             )
-        uses_valid = self.lr_schedule == "plateau" or patience is not None
-        if uses_valid and not self.valid:
+        decides = self.lr_schedule == "plateau" or self.early_stopping_patience
+        if decides and not self.valid:
             raise ValueError(
                 "`lr_schedule='plateau'` and `early_stopping_patience` decide "
-                "from validation perplexity: pass `valid` (--valid), got "
+                "from validation perplexity: pass `valid` (`--valid`), got "
                 f"{self.valid!r}."
-            )
-        if self.num_sampled < 0:
-            raise ValueError(
-                f"`num_sampled` must be >= 0, got {self.num_sampled}."
-            )
-        if self.init_from is not None and len(self.init_from) not in (2, 3):
-            raise ValueError(
-                "`init_from` must be (options, weights) or (options, "
-                f"weights, softmax), got {self.init_from!r}."
             )
