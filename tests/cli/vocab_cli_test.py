@@ -19,7 +19,7 @@ def corpus(tmp_path):
 
 def test_round_trip(corpus, tmp_path, capsys):
     out = str(tmp_path / "vocab.txt")
-    assert main(["vocab", corpus, "-o", out]) == 0
+    assert main(["vocab", corpus, "-o", out, "--min-count", "1"]) == 0
     assert Vocabulary.load(out) == Vocabulary.build(corpus)
     with open(out, encoding="utf-8") as f:
         assert f.read() == "<S>\n</S>\n<UNK>\na\nb\nc\nd\n"
@@ -29,9 +29,10 @@ def test_round_trip(corpus, tmp_path, capsys):
     assert "0.00% of tokens OOV; 1 blank and 1 non-UTF-8" in stdout
 
 
-def test_min_count_max_size(corpus, tmp_path, capsys):
+def test_min_count_defaults_to_2_and_max_size(corpus, tmp_path, capsys):
+    """Words seen once stay out by default, so that `<UNK>` is trained."""
     out = str(tmp_path / "vocab.txt")
-    assert main(["vocab", corpus, "-o", out, "--min-count", "2"]) == 0
+    assert main(["vocab", corpus, "-o", out]) == 0
     assert Vocabulary.load(out).tokens[3:] == ("a", "b", "c")
     assert "12.50% of tokens OOV" in capsys.readouterr().out
     args = ["vocab", corpus, "-o", out, "--max-size", "4", "--force"]
@@ -46,7 +47,7 @@ def test_no_silent_overwrite(corpus, tmp_path, capsys):
     assert "exists; pass --force to overwrite it" in capsys.readouterr().err
     assert out.read_text() == "precious\n"
     assert main(["vocab", corpus, "-o", str(out), "--force"]) == 0
-    assert Vocabulary.load(out).size == 7
+    assert Vocabulary.load(out).size == 6  # "d", seen once, left out
 
 
 def test_errors_are_clear(tmp_path, capsys):
