@@ -18,7 +18,9 @@ Two evaluation sets come from one split rule (`wordnet_senses.py`):
 * `all_senses`: every sense with an example, lemmas with at least 2.
   One-example senses alternate between train and test, so many test
   examples have a sense never seen in training: an error for every
-  method (the `ceiling` column says how many can be right at all).
+  method (the `ceiling` says how many can be right at all); and the
+  one-example senses in train are never right, which favours the
+  most-frequent-sense baseline. `main` is the primary evaluation.
 
 Layers: 0 = `[x; x]` (context-free token layer), 1 and 2 = biLSTM
 outputs, and `average` = the mean of the three.
@@ -40,13 +42,12 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import fetch_wordnet  # noqa: E402
 import nearest_sense  # noqa: E402
+import word_sense_report  # noqa: E402
 import wordnet_senses  # noqa: E402
 
 DEFAULT_JSON = os.path.join(HERE, "results", "word_sense_wordnet.json")
 DEFAULT_MD = os.path.join(HERE, "RESULTS.md")
 SETTINGS = {"main": 2, "all_senses": 1}  # name -> min examples per sense
-BEGIN = "<!-- word_sense_wordnet: generated, do not edit -->"
-END = "<!-- /word_sense_wordnet -->"
 PAPER = (
     "Peters et al. 2018, Table 5 (SemCor 3.0 training, Raganato et al. "
     "2017 all-words test): WordNet 1st sense 65.9, biLM first layer "
@@ -171,113 +172,8 @@ def evaluate_setting(train, test, ranks, vectors, resamples, seed):
     }
 
 
-LABELS = {
-    "layer_0": "biLM layer 0 (token layer, no context)",
-    "layer_1": "biLM layer 1 (first biLSTM)",
-    "layer_2": "biLM layer 2 (top biLSTM)",
-    "average": "mean of layers 0-2",
-    "most_frequent_sense": "most frequent sense in train (MFS)",
-    "wordnet_first_sense": "WordNet's first sense among train senses",
-}
-
-
-def render_markdown(results):
-    """The RESULTS.md section, from the results JSON only."""
-    prov, data = results["provenance"], results["data"]
-    lines = [
-        BEGIN,
-        "## Word sense disambiguation on WordNet 3.0 examples (paper "
-        "Table 5's method)",
-        "",
-        "```sh",
-        f"python examples/word_sense_wordnet.py   # {results['seconds']:.0f} s",
-        "```",
-        "",
-        f"Results file `examples/results/word_sense_wordnet.json`: commit "
-        f"`{prov['commit'][:10]}`, {prov['cpu_model']}, "
-        f"{prov['cpu_cores']} cores, load {prov['load_average']}, "
-        f"{prov['date_utc']} UTC. Model `{results['model']['name']}` "
-        f"(weights digest `{results['model']['weights_digest']}`). Data: "
-        f"Debian `{data['package']}` (sha256 `{data['sha256'][:12]}...`), "
-        f"{data['sentences_embedded']:,} distinct sentences embedded.",
-        "",
-        "Each sense's training examples are averaged into one vector per "
-        "layer; a test occurrence gets the sense with the most similar "
-        "mean (cosine), among its lemma's senses seen in training. Every "
-        "test example gets a prediction, so F1 = accuracy. Intervals: "
-        f"95% percentile bootstrap over test examples "
-        f"({results['resamples']} resamples, seed {results['seed']}).",
-    ]
-    for name, setting in results["settings"].items():
-        c = setting["counts"]
-        lines += [
-            "",
-            f"### `{name}`: {c['lemmas']:,} lemmas, {c['senses']:,} senses, "
-            f"{c['train_examples']:,} train / {c['test_examples']:,} test "
-            "examples",
-            "",
-            setting["description"],
-            f"Test senses never seen in training: "
-            f"{c['test_senses_unseen_in_train']:,} (ceiling "
-            f"{100 * setting['ceiling']:.1f}%).",
-            "",
-            "| method | F1 (%) | 95% interval |",
-            "| --- | --- | --- |",
-        ]
-        for key, method in setting["methods"].items():
-            lines.append(
-                f"| {LABELS[key]} | {100 * method['f1']:.1f} | "
-                f"{100 * method['low']:.1f}-{100 * method['high']:.1f} |"
-            )
-        lines.append(
-            "| random sense among train senses (expected) | "
-            f"{100 * setting['random_sense_expected']:.1f} | |"
-        )
-        lines += [
-            "",
-            "Paired bootstrap of differences (percentage points; the share "
-            "of resamples <= 0 is a one-sided p-value), resampling test "
-            "examples, and resampling lemmas (all test examples of a drawn "
-            "lemma):",
-            "",
-            "| difference | mean | 95% interval (examples) | <= 0 | "
-            "95% interval (lemmas) | <= 0 |",
-            "| --- | --- | --- | --- | --- | --- |",
-        ]
-        by_lemma = setting["paired_differences_by_lemma"]
-        for key, d in setting["paired_differences"].items():
-            g = by_lemma[key]
-            lines.append(
-                f"| {key.replace('_minus_', ' - ')} | "
-                f"{100 * d['difference']:+.1f} | {_span(d)} | "
-                f"{d['fraction_not_positive']:.3f} | {_span(g)} | "
-                f"{g['fraction_not_positive']:.3f} |"
-            )
-    lines += ["", f"For scale only (different data): {PAPER}.", END]
-    return "\n".join(lines) + "\n"
-
-
-def _span(d):
-    return f"{100 * d['low']:+.1f} to {100 * d['high']:+.1f}"
-
-
-def write_section(path, section):
-    """Replaces (or appends) the generated section of `path`."""
-    text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    from keras_elmo.utils.atomic import atomic_write
-
-    with atomic_write(path, "w") as f:
-        f.write(text)
-
-
-def build_sets(dict_dir, seed, test_fraction, max_lemmas=None):
-    """`{setting: (train, test, description)}` and the sense ranks."""
-    examples, ranks = wordnet_senses.load_examples(dict_dir)
+def build_sets(examples, seed, test_fraction, max_lemmas=None):
+    """`{setting: (train, test, description)}` from `load_examples`."""
     sets = {}
     for name, min_examples in SETTINGS.items():
         groups = wordnet_senses.group_by_lemma(examples, min_examples)
@@ -291,10 +187,27 @@ def build_sets(dict_dir, seed, test_fraction, max_lemmas=None):
             "examples go to test, the rest to train"
         )
         if min_examples < 2:
-            description += "; one-example senses alternate train, test"
-        description += "."
-        sets[name] = (train, test, description)
-    return sets, ranks, len(examples)
+            description += (
+                "; one-example senses alternate train, test. So a test "
+                "example of a one-example sense has no training example "
+                "(an error for every method), and a one-example sense in "
+                "train is never the right answer: this favours MFS, which "
+                "prefers senses with more training examples"
+            )
+        sets[name] = (train, test, description + ".")
+    return sets
+
+
+def other_splits(examples, ranks, vectors, seeds, args):
+    """F1 of every method on the `main` set under other split seeds (the
+    same examples, split differently; no bootstrap)."""
+    out = {}
+    for seed in seeds:
+        sets = build_sets(examples, seed, args.test_fraction, args.max_lemmas)
+        train, test, _ = sets["main"]
+        methods = evaluate_setting(train, test, ranks, vectors, 1, seed)
+        out[str(seed)] = {k: v["f1"] for k, v in methods["methods"].items()}
+    return out
 
 
 def main(argv=None):
@@ -306,6 +219,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test-fraction", type=float, default=0.5)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument(
+        "--split-seeds",
+        default="1,2,3,4",
+        help="other split seeds to rerun the `main` set with (no bootstrap)",
+    )
     parser.add_argument(
         "--max-lemmas", type=int, default=None, help="smoke tests only"
     )
@@ -323,9 +241,8 @@ def main(argv=None):
         )
     except RuntimeError as error:
         sys.exit(f"error: {error}")
-    sets, ranks, n_found = build_sets(
-        dict_dir, args.seed, args.test_fraction, args.max_lemmas
-    )
+    examples, ranks = wordnet_senses.load_examples(dict_dir)
+    sets = build_sets(examples, args.seed, args.test_fraction, args.max_lemmas)
 
     import bilm_cache
     from provenance import provenance
@@ -352,6 +269,7 @@ def main(argv=None):
             name,
             ", ".join(f"{k} {100 * v['f1']:.1f}" for k, v in methods.items()),
         )
+    split_seeds = [int(x) for x in args.split_seeds.split(",") if x]
     results = {
         "provenance": provenance(),
         "data": {
@@ -360,7 +278,7 @@ def main(argv=None):
             "sha256": sha256,
             "licence": "WordNet 3.0 licence (Princeton University), "
             "permissive; see examples/data/wordnet/LICENSE",
-            "examples_with_lemma_found": n_found,
+            "examples_with_lemma_found": len(examples),
             "sentences_embedded": n_sentences,
             "tokenizer": "shared/data/scripts/build_en_lm_corpus.py TOK",
             "lemma_matching": "lower-cased token, final 's removed, equal "
@@ -379,10 +297,15 @@ def main(argv=None):
         "seconds": round(time.time() - start, 1),
         "paper": PAPER,
         "settings": settings,
+        "main_other_split_seeds": other_splits(
+            examples, ranks, vectors, split_seeds, args
+        ),
     }
     write_json(args.out_json, results)
     if args.results_md:
-        write_section(args.results_md, render_markdown(results))
+        word_sense_report.write_section(
+            args.results_md, word_sense_report.render_markdown(results)
+        )
     logger.info("wrote %s", args.out_json)
     return results
 

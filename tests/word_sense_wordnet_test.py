@@ -451,6 +451,8 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
         "tiny",
         "--resamples",
         "50",
+        "--split-seeds",
+        "1,2",
         "--out-json",
         str(tmp_path / "wsd.json"),
         "--results-md",
@@ -486,6 +488,8 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
     text = results_md.read_text()
     assert text.startswith("# Results\n\nOther section.\n")
     assert "| biLM layer 2 (top biLSTM) |" in text
+    assert list(results["main_other_split_seeds"]) == ["1", "2"]
+    assert text.count("\n| 2 | ") == 1  # the split-seed table's last row
     # Rerunning replaces the generated section instead of adding one.
     word_sense_wordnet.main(argv)
     assert results_md.read_text().count("## Word sense disambiguation") == 1
