@@ -1,7 +1,16 @@
 """The Markdown section of `examples/RESULTS.md` for
-`word_sense_wordnet.py`, generated from its results JSON only."""
+`word_sense_wordnet.py`, generated from its results JSON only.
 
+    python examples/word_sense_report.py [RESULTS_JSON [RESULTS_MD]]
+
+redraws the section from the JSON without rerunning the evaluation.
+"""
+
+import json
 import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 BEGIN = "<!-- word_sense_wordnet: generated, do not edit -->"
 END = "<!-- /word_sense_wordnet -->"
@@ -113,7 +122,9 @@ def _seed_table(results):
     lines = [
         "",
         "The `main` set split with other seeds (same examples; F1 %, no "
-        "intervals):",
+        "intervals). MFS and WordNet's first sense cannot change: the "
+        "split fixes how many examples of each sense go to train and to "
+        "test, only not which.",
         "",
         "| split seed | "
         + " | ".join(SHORT[n] for n in names)
@@ -143,3 +154,20 @@ def write_section(path, section):
 
     with atomic_write(path, "w") as f:
         f.write(text)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    json_path = (
+        argv[0]
+        if argv
+        else os.path.join(HERE, "results", "word_sense_wordnet.json")
+    )
+    md_path = argv[1] if len(argv) > 1 else os.path.join(HERE, "RESULTS.md")
+    with open(json_path, encoding="utf-8") as f:
+        write_section(md_path, render_markdown(json.load(f)))
+    print(md_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -490,6 +490,12 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
     assert "| biLM layer 2 (top biLSTM) |" in text
     assert list(results["main_other_split_seeds"]) == ["1", "2"]
     assert text.count("\n| 2 | ") == 1  # the split-seed table's last row
+    # The section can be redrawn from the JSON alone.
+    import word_sense_report
+
+    redrawn = tmp_path / "redrawn.md"
+    word_sense_report.main([str(tmp_path / "wsd.json"), str(redrawn)])
+    assert redrawn.read_text().strip() in text
     # Rerunning replaces the generated section instead of adding one.
     word_sense_wordnet.main(argv)
     assert results_md.read_text().count("## Word sense disambiguation") == 1
