@@ -71,7 +71,8 @@ def embed_targets(bilm, examples, max_batch_tokens=2048):
         bilm, [list(s) for s in sentences], max_batch_tokens
     ):
         for position in wanted[sentences[i]]:
-            vectors[(sentences[i], position)] = layers[:, position]
+            # A copy, so the sentence's other positions can be freed.
+            vectors[(sentences[i], position)] = layers[:, position].copy()
     return vectors, len(sentences)
 
 
