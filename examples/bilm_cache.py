@@ -62,8 +62,9 @@ def _file_digest(path, max_sentences):
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def compute_layers(bilm, sentences, max_batch_tokens=2048):
-    """`[N, L + 1, 2P]` float16 activations of `sentences` (lists of str).
+def iter_layers(bilm, sentences, max_batch_tokens=2048):
+    """Yields `(i, layers)` for every sentence `i` of `sentences` (lists
+    of str): float32 `[L + 1, n_i, 2P]`, in batch order, not input order.
 
     Sentences are run longest first in batches of about
     `max_batch_tokens` padded tokens; the outputs do not depend on the
@@ -71,17 +72,23 @@ def compute_layers(bilm, sentences, max_batch_tokens=2048):
     """
     embedder = BiLMEmbedder(bilm)
     order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
-    per_sentence = [None] * len(sentences)
     start = 0
     while start < len(order):
         width = max(1, len(sentences[order[start]]))
         size = max(1, max_batch_tokens // width)
         batch = order[start : start + size]
         token_lists = [[t.encode("utf-8") for t in sentences[i]] for i in batch]
-        for i, layers in zip(batch, embedder(token_lists)):
-            # [L + 1, n, 2P] -> [n, L + 1, 2P]
-            per_sentence[i] = np.transpose(layers, (1, 0, 2)).astype(np.float16)
+        yield from zip(batch, embedder(token_lists))
         start += size
+
+
+def compute_layers(bilm, sentences, max_batch_tokens=2048):
+    """`[N, L + 1, 2P]` float16 activations of `sentences` (lists of str),
+    for all `N` tokens, sentence after sentence (see `iter_layers`)."""
+    per_sentence = [None] * len(sentences)
+    for i, layers in iter_layers(bilm, sentences, max_batch_tokens):
+        # [L + 1, n, 2P] -> [n, L + 1, 2P]
+        per_sentence[i] = np.transpose(layers, (1, 0, 2)).astype(np.float16)
     return np.concatenate(per_sentence, axis=0)
 
 
