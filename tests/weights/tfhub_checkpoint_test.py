@@ -132,3 +132,21 @@ def test_cli_convert_from_tfhub(module, tmp_path):
     mix = json.loads((out / "mix.json").read_text())
     np.testing.assert_array_equal(mix["scalar_parameters"], MIX)
     assert mix["gamma"] == float(SCALING)
+
+
+@pytest.mark.large
+def test_converted_module_exports_a_tf2_savedmodel_with_its_mix(
+    module, tmp_path
+):
+    folder = module[0]
+    layer = keras_elmo.layers.ElmoLayer.from_tfhub(str(folder), dropout=0.0)
+    path = str(tmp_path / "elmo_tf2")
+    keras_elmo.export_saved_model(layer, path)
+    loaded = tf.saved_model.load(path)
+    lengths = [len(s) for s in SENTENCES]
+    tokens = [s + [""] * (max(lengths) - len(s)) for s in SENTENCES]
+    out = loaded.signatures["tokens"](
+        tokens=tf.constant(tokens), sequence_len=tf.constant(lengths)
+    )
+    expected = np.asarray(layer(tf.constant(tokens)))
+    np.testing.assert_allclose(out["elmo"].numpy(), expected, atol=1e-6)
