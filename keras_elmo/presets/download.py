@@ -108,21 +108,22 @@ def fetch_model_files(
         staging = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=target)
         try:
             urls = {OPTIONS: options_urls, WEIGHTS: weights_urls}
-            config = None
+            where = (staging, target, urls, label)
             fetched = {}
-            for name in (OPTIONS, WEIGHTS):
-                fetched[name], config = _fetch_one(
-                    name,
-                    urls[name],
-                    staging,
-                    pins[name],
-                    lambda path, n=name, c=config: _verify(
-                        n, path, c, expected_options, label
-                    ),
-                    label,
-                    target,
-                    urls,
-                )
+            fetched[OPTIONS], config = _fetch_one(
+                OPTIONS,
+                pins[OPTIONS],
+                lambda path: _verify(
+                    OPTIONS, path, None, expected_options, label
+                ),
+                *where,
+            )
+            fetched[WEIGHTS], _ = _fetch_one(
+                WEIGHTS,
+                pins[WEIGHTS],
+                lambda path: _verify(WEIGHTS, path, config, None, label),
+                *where,
+            )
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(target, STAMP))
             for name in (OPTIONS, WEIGHTS):
@@ -133,11 +134,16 @@ def fetch_model_files(
     return target
 
 
-def _fetch_one(name, urls, staging, pin, verify, label, target, all_urls):
+def _fetch_one(name, pin, verify, staging, target, all_urls, label):
+    """Tries each URL of `name` into `staging` until one verifies.
+
+    Returns `(path, verify(path))`; raises `PresetDownloadError` listing
+    every URL with its error, and where to place the files by hand.
+    """
     import keras
 
     failures = []
-    for url in urls:
+    for url in all_urls[name]:
         try:
             path = keras.utils.get_file(
                 fname=name,

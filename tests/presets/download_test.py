@@ -172,6 +172,7 @@ def test_offline_error_names_preset_urls_and_cache_path_then_by_hand_works(
     [
         ("404", "404 -- Not Found"),
         ("truncated", "not an HDF5 file|cannot be"),
+        ("dropped", "retrieval incomplete|not an HDF5 file|cannot be"),
         ("corrupt", "not an HDF5 file"),
         ("bad_json", "is not valid JSON"),
         ("sha256", "hash|corrupted"),
@@ -190,6 +191,8 @@ def test_bad_download_gives_clear_error_and_leaves_nothing(
         del server.files["/" + WEIGHTS_PATH]
     elif damage == "truncated":
         server.files["/" + WEIGHTS_PATH] = weights[: len(weights) // 2]
+    elif damage == "dropped":
+        server.cut["/" + WEIGHTS_PATH] = len(weights) // 2
     elif damage == "corrupt":
         server.files["/" + WEIGHTS_PATH] = b"\0" * 64 + weights[64:]
     elif damage == "bad_json":

@@ -1,8 +1,10 @@
 """A local HTTP server for download tests (http.server in a thread).
 
 Serves `files` (`{"/path": bytes}`), answers 404 for anything else, counts
-requests per path, and can send a path slowly (`slow = {"/path": seconds
-per 1 KiB chunk}`) so a test can kill a download half-way.
+requests per path, can drop the connection part-way (`cut = {"/path":
+bytes}` after announcing the full Content-Length), and can send slowly
+(`slow = {"/path": seconds per 1 KiB chunk}`) so a test can kill a
+download half-way.
 """
 
 import http.server
@@ -14,6 +16,7 @@ class Server:
     def __init__(self):
         self.files = {}
         self.slow = {}
+        self.cut = {}  # path -> bytes sent before the connection drops
         self.requests = {}
         self.lock = threading.Lock()
         server = self
@@ -36,6 +39,11 @@ class Server:
                 self.end_headers()
                 delay = server.slow.get(self.path)
                 try:
+                    if self.path in server.cut:
+                        self.wfile.write(data[: server.cut[self.path]])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
                     if delay is None:
                         self.wfile.write(data)
                         return
