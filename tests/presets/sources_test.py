@@ -145,3 +145,19 @@ def test_cli_download_offline_error_exit_code(cache, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "preset 'elmo_2x1024_en'" in err
     assert str(cache / "elmo_2x1024_en" / "weights.hdf5") in err
+
+
+def test_cli_architecture_preset_names_the_published_weights():
+    import argparse
+
+    from keras_elmo.cli.model_args import load_bilm
+
+    args = argparse.Namespace(
+        options=None, weights=None, preset="small", seed=0
+    )
+    bilm, description = load_bilm(args)
+    assert bilm.config == keras_elmo.BiLMConfig.from_preset("small")
+    assert description.startswith("RANDOMLY INITIALISED 'small'")
+    assert (
+        "AllenNLP's trained 'small' is --preset elmo_2x1024_en" in description
+    )
