@@ -3,6 +3,16 @@
     keras-elmo convert --options o.json --weights w.hdf5 --to-keras m.keras
     keras-elmo convert --from-keras m.keras --to-options o.json \\
         --to-weights w.hdf5
+    keras-elmo convert --from-tfhub elmo_3/ --to-options o.json \\
+        --to-weights w.hdf5 --to-mix mix.json
+    keras-elmo convert --from-bilm-tf-checkpoint ckpt_dir/ --options \\
+        ckpt_dir/options.json --to-options o.json --to-weights w.hdf5 \\
+        --to-softmax softmax.hdf5
+
+`--from-tfhub` reads a TF1 Hub module (google/elmo/3, a folder or its
+.tar.gz) and `--from-bilm-tf-checkpoint` a bilm-tf `model.ckpt-*` (a prefix
+or its folder) with TensorFlow 2; see keras_elmo.weights.tfhub_checkpoint
+and keras_elmo.weights.bilm_tf_checkpoint for the variables read.
 """
 
 import os
@@ -14,9 +24,22 @@ def add_arguments(parser):
     parser.add_argument("--options", help="Input options.json.")
     parser.add_argument("--weights", help="Input weights.hdf5.")
     parser.add_argument("--from-keras", help="Input .keras file (a BiLM).")
+    parser.add_argument(
+        "--from-tfhub", help="Input TF Hub elmo/3 module folder or .tar.gz."
+    )
+    parser.add_argument(
+        "--from-bilm-tf-checkpoint",
+        help="Input bilm-tf checkpoint prefix or folder (with --options).",
+    )
     parser.add_argument("--to-keras", help="Output .keras file.")
     parser.add_argument("--to-options", help="Output options.json.")
     parser.add_argument("--to-weights", help="Output weights.hdf5.")
+    parser.add_argument(
+        "--to-mix", help="Output JSON of a TF Hub module's learned mix."
+    )
+    parser.add_argument(
+        "--to-softmax", help="Output softmax HDF5 of a bilm-tf checkpoint."
+    )
     parser.add_argument(
         "--force", action="store_true", help="Overwrite existing outputs."
     )
@@ -45,9 +68,13 @@ def run(args):
     import keras
 
     import keras_elmo
+    from keras_elmo.cli.convert_tf import load_tf_source
     from keras_elmo.utils.atomic import save_keras_atomically
 
-    if args.from_keras:
+    bilm, extras = load_tf_source(args)
+    if bilm is not None:
+        pass
+    elif args.from_keras:
         _check_keras_file(args.from_keras)
         bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
         if not isinstance(bilm, keras_elmo.BiLM):
@@ -68,10 +95,12 @@ def run(args):
         )
     if bool(args.to_options) != bool(args.to_weights):
         raise ValueError("`--to-options` and `--to-weights` go together.")
-    for path in (args.to_keras, args.to_options, args.to_weights):
+    outputs = (args.to_keras, args.to_options, args.to_weights)
+    for path in outputs + (args.to_mix, args.to_softmax):
         _check_output(path, args.force)
     if args.to_keras:
         save_keras_atomically(bilm, args.to_keras)
     if args.to_options:
         bilm.save_allennlp(args.to_options, args.to_weights)
+    extras.write(args)
     return 0

@@ -16,6 +16,8 @@ COMMANDS = {
     "evaluate": "keras_elmo.cli.evaluate",
     "export": "keras_elmo.cli.export",
     "embed": "keras_elmo.cli.embed",
+    "presets": "keras_elmo.cli.presets",
+    "download": "keras_elmo.cli.download",
 }
 
 
@@ -56,7 +58,7 @@ def main(argv=None):
     )
     try:
         return args.run(args) or 0
-    except (ValueError, FileNotFoundError, FileExistsError, TypeError) as e:
+    except (ValueError, OSError, ImportError, TypeError) as e:
         sys.stderr.write(f"keras-elmo {args.command}: error: {e}\n")
         return 2
 

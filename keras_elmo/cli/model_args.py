@@ -18,9 +18,11 @@ def add_model_arguments(parser):
     group.add_argument(
         "--preset",
         default=None,
-        help="A shipped pretrained preset (default: elmo_small_en when "
-        "installed), or an architecture preset (tiny, small, ...) to use "
-        "with random weights.",
+        help="A trained model: a shipped preset (default: elmo_small_en "
+        "when installed), a published one (`keras-elmo presets`, downloaded "
+        "once), a folder with options.json + weights.hdf5, an http(s):// or "
+        "file:// URL of one, or hf://owner/repo; or an architecture preset "
+        "(tiny, small, ...) with random weights.",
     )
     group.add_argument(
         "--seed", type=int, default=0, help="Seed for random initialisation."
@@ -38,28 +40,42 @@ def load_bilm(args):
             "`--options` and `--weights` go together, received "
             f"--options={args.options!r} --weights={args.weights!r}."
         )
-    if args.options:
-        bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
-        return bilm, f"weights {args.weights}"
+    if args.options:  # local paths, or http(s):// / file:// URLs
+        from keras_elmo.presets.sources import resolve_preset
+
+        options, weights, description = resolve_preset(
+            (args.options, args.weights)
+        )
+        return keras_elmo.BiLM.from_allennlp(options, weights), description
+    from keras_elmo.config import PRESETS
     from keras_elmo.presets import available_presets
+    from keras_elmo.presets.published import ARCHITECTURE_TWINS
 
     shipped = available_presets()
     name = args.preset or (
         DEFAULT_PRESET if DEFAULT_PRESET in shipped else "tiny"
     )
-    if name in shipped:
-        return keras_elmo.BiLM.from_preset(name), f"shipped preset {name}"
-    from keras_elmo.config import PRESETS
-
     if name not in PRESETS:
-        raise ValueError(
-            "Received an invalid value for `--preset`, expected a shipped "
-            f"preset {sorted(shipped)} or an architecture preset "
-            f"{sorted(PRESETS)}, got {name!r}."
-        )
+        from keras_elmo.presets.sources import resolve_preset
+
+        try:
+            options, weights, description = resolve_preset(name)
+        except ValueError as e:
+            if "no such preset or folder" not in str(e):
+                raise
+            raise ValueError(
+                "Received an invalid value for `--preset`, expected a "
+                f"trained model (shipped {sorted(shipped)}, published: "
+                "`keras-elmo presets`, a folder, a URL or hf://owner/repo) "
+                f"or an architecture preset {sorted(PRESETS)}, got {name!r}."
+            ) from None
+        bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+        return bilm, description
     keras.utils.set_random_seed(args.seed)
     bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(name))
+    twin = ARCHITECTURE_TWINS.get(name)
+    hint = f"; AllenNLP's trained '{name}' is --preset {twin}" if twin else ""
     return bilm, (
         f"RANDOMLY INITIALISED '{name}' preset (seed {args.seed}): "
-        "shapes and plumbing only, the vectors carry no meaning"
+        f"shapes and plumbing only, the vectors carry no meaning{hint}"
     )

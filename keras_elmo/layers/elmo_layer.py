@@ -156,15 +156,33 @@ class ElmoLayer(keras.layers.Layer):
 
     @classmethod
     def from_preset(cls, name, **kwargs):
-        """An `ElmoLayer` over a shipped pretrained biLM (offline).
+        """An `ElmoLayer` over a pretrained biLM (`BiLM.from_preset`).
 
         Args:
-            name: str. A shipped preset, e.g. `"elmo_small_en"`.
+            name: str. Anything `keras_elmo.BiLM.from_preset` accepts: a
+                shipped or published preset name, a folder, a URL or
+                `hf://owner/repo`.
             **kwargs: `ElmoLayer` arguments (`dropout`, ...).
         """
         from keras_elmo.models.bilm import BiLM
 
         return cls(BiLM.from_preset(name), **kwargs)
+
+    @classmethod
+    def from_tfhub(cls, module_dir, options=None, **kwargs):
+        """An `ElmoLayer` reproducing a TF Hub `elmo/3` module's `elmo`.
+
+        The biLM comes from `BiLM.from_tfhub`; the mix starts from the
+        module's learned `aggregation/weights` and `aggregation/scaling`.
+
+        Args:
+            module_dir: str. The module folder or its `.tar.gz`.
+            options: see `BiLM.from_tfhub`.
+            **kwargs: `ElmoLayer` arguments (`dropout`, ...).
+        """
+        from keras_elmo.weights.tfhub_checkpoint import elmo_layer_from_tfhub
+
+        return elmo_layer_from_tfhub(cls, module_dir, options, **kwargs)
 
     def build(self, inputs_shape):
         layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)

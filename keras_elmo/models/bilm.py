@@ -288,26 +288,46 @@ class BiLM(keras.Model):
         return bilm
 
     @classmethod
-    def from_preset(cls, name, stateful=False, **kwargs):
-        """Loads a pretrained biLM shipped with the package, offline.
+    def from_preset(cls, name, stateful=False, cache_dir=None, **kwargs):
+        """Loads a pretrained biLM by name, folder, URL or `hf://` handle.
 
         Args:
-            name: str. A shipped preset, e.g. `"elmo_small_en"` (see
-                `keras_elmo.presets.available_presets()`).
+            name: str. A shipped preset (`"elmo_small_en"`, offline), a
+                published one (`keras-elmo presets`; downloaded once into
+                `$KERAS_HOME/keras_elmo/presets`, verified), a folder
+                holding `options.json` + `weights.hdf5`, an `http(s)://`
+                or `file://` URL of such a folder, a pair `(options,
+                weights)` of paths or URLs, or `hf://owner/repo`. See
+                `keras_elmo.presets.sources`.
             stateful: bool. See the class docstring.
+            cache_dir: str or None. Overrides the download cache folder
+                (default `$KERAS_ELMO_CACHE`, else under `$KERAS_HOME`).
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        import os
+        from keras_elmo.presets.sources import resolve_preset
 
-        from keras_elmo.presets import preset_dir
+        options, weights, _ = resolve_preset(name, cache_dir=cache_dir)
+        return cls.from_allennlp(options, weights, stateful=stateful, **kwargs)
 
-        path = preset_dir(name)
-        return cls.from_allennlp(
-            os.path.join(path, "options.json"),
-            os.path.join(path, "weights.hdf5"),
-            stateful=stateful,
-            **kwargs,
-        )
+    @classmethod
+    def from_tfhub(cls, module_dir, options=None, **kwargs):
+        """Builds a biLM from a TF Hub `elmo/3` module (TF1 Hub format).
+
+        Reads the module's `variables/` checkpoint with TensorFlow 2 (no
+        `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
+        See `keras_elmo.weights.tfhub_checkpoint` for the variables read.
+        `ElmoLayer.from_tfhub` also restores the module's learned mix.
+
+        Args:
+            module_dir: str. The module folder or its `.tar.gz`.
+            options: dict or path or None. Overrides the options inferred
+                from the variable shapes (clips, skip connections,
+                activation are not stored in the checkpoint).
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        from keras_elmo.weights.tfhub_checkpoint import bilm_from_tfhub
+
+        return bilm_from_tfhub(cls, module_dir, options=options, **kwargs)
 
     def save_allennlp(self, options_file, weight_file):
         """Writes `options.json` + weights HDF5 that AllenNLP reads.

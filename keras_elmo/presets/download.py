@@ -1,0 +1,279 @@
+"""Fetches a model's two files once into a verified cache under KERAS_HOME.
+
+Cache layout (`cache_root()`), one folder per model:
+
+    $KERAS_ELMO_CACHE or $KERAS_HOME/keras_elmo/presets   (KERAS_HOME
+        defaults to ~/.keras, as for keras.utils.get_file)
+      <name>/options.json
+      <name>/weights.hdf5
+      <name>/.verified.json   sizes, mtimes and sha256 of the checked pair
+      <name>/.lock            held while fetching (fcntl.flock)
+
+Downloads go through `keras.utils.get_file` (Keras progress bar, sha256
+check where the registry pins one) into a private `.partial-*` folder, are
+verified there (the options parse and match the registry; the HDF5 opens
+and every dataset has the shape the options imply and reads fully), and
+only then are renamed into place, options last-but-one and the stamp last.
+So a killed download never leaves a file that a later run reads as
+complete, and two processes fetching the same model at once serialise on
+the lock: the second finds the first's verified copy and downloads nothing.
+Files placed in `<name>/` by hand are verified once, then used offline.
+"""
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+
+from keras_elmo.config import BiLMConfig
+from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.weights.hdf5_shapes import verify_weights_file
+
+logger = logging.getLogger(__name__)
+
+CACHE_ENV = "KERAS_ELMO_CACHE"
+OPTIONS = "options.json"
+WEIGHTS = "weights.hdf5"
+STAMP = ".verified.json"
+PARTIAL_PREFIX = ".partial-"
+
+
+class PresetDownloadError(OSError):
+    """A model's files could not be fetched or failed verification."""
+
+
+def cache_root(cache_dir=None):
+    """The folder holding one sub-folder per cached model."""
+    if cache_dir:
+        return os.path.abspath(os.path.expanduser(os.fspath(cache_dir)))
+    if os.environ.get(CACHE_ENV):
+        return os.path.abspath(os.path.expanduser(os.environ[CACHE_ENV]))
+    home = os.environ.get("KERAS_HOME") or os.path.join(
+        os.path.expanduser("~"), ".keras"
+    )
+    return os.path.join(os.path.abspath(home), "keras_elmo", "presets")
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_model_files(
+    key,
+    options_urls,
+    weights_urls,
+    label,
+    expected_options=None,
+    options_sha256=None,
+    weights_sha256=None,
+    cache_dir=None,
+    force=False,
+):
+    """Returns the cache folder holding verified `options.json` and weights.
+
+    Args:
+        key: str. The cache sub-folder (a preset name, or a URL digest).
+        options_urls, weights_urls: tuples of URLs tried in order.
+        label: str. How errors name the model (e.g. "preset 'x'").
+        expected_options: dict or None. The architecture the options file
+            must describe.
+        options_sha256, weights_sha256: str or None. Pinned digests.
+        cache_dir: str or None. Overrides `cache_root()`.
+        force: bool. Fetch again even when a verified copy exists.
+
+    Raises:
+        PresetDownloadError: no URL gave a good file; the message names the
+            model, every URL tried with its error, and the folder where
+            the two files can be placed by hand.
+    """
+    target = os.path.join(cache_root(cache_dir), key)
+    pins = {OPTIONS: options_sha256, WEIGHTS: weights_sha256}
+    if not force and _stamp_matches(target):
+        return target
+    os.makedirs(target, exist_ok=True)
+    with _locked(os.path.join(target, ".lock")):
+        if not force and _stamp_matches(target):
+            return target  # another process fetched it while we waited
+        _remove_partials(target)
+        if not force and _present(target):
+            _verify_by_hand_files(target, label, expected_options, pins)
+            return target
+        staging = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=target)
+        try:
+            urls = {OPTIONS: options_urls, WEIGHTS: weights_urls}
+            where = (staging, target, urls, label)
+            fetched = {}
+            fetched[OPTIONS], config = _fetch_one(
+                OPTIONS,
+                pins[OPTIONS],
+                lambda path: _verify(
+                    OPTIONS, path, None, expected_options, label
+                ),
+                *where,
+            )
+            fetched[WEIGHTS], _ = _fetch_one(
+                WEIGHTS,
+                pins[WEIGHTS],
+                lambda path: _verify(WEIGHTS, path, config, None, label),
+                *where,
+            )
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(target, STAMP))
+            for name in (OPTIONS, WEIGHTS):
+                os.replace(fetched[name], os.path.join(target, name))
+            _write_stamp(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _fetch_one(name, pin, verify, staging, target, all_urls, label):
+    """Tries each URL of `name` into `staging` until one verifies.
+
+    Returns `(path, verify(path))`; raises `PresetDownloadError` listing
+    every URL with its error, and where to place the files by hand.
+    """
+    import keras
+
+    failures = []
+    for url in all_urls[name]:
+        try:
+            path = keras.utils.get_file(
+                fname=name,
+                origin=url,
+                file_hash=pin,
+                hash_algorithm="sha256",
+                cache_dir=staging,
+                cache_subdir="",
+                force_download=True,
+            )
+            path = os.path.join(staging, name)  # get_file may fall back
+            if not os.path.exists(path):
+                raise OSError(f"cache folder {staging!r} is not writable")
+            return path, verify(path)
+        except Exception as e:  # noqa: BLE001 (urllib, Keras, h5py, ours)
+            failures.append(f"  {url}\n    -> {type(e).__name__}: {e}")
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(staging, name))
+    raise PresetDownloadError(
+        f"Could not fetch {name} of {label}. URLs tried:\n"
+        + "\n".join(failures)
+        + "\nWithout network, download the two files elsewhere and place "
+        "them by hand as\n"
+        f"  {os.path.join(target, OPTIONS)}   (from {all_urls[OPTIONS][0]})\n"
+        f"  {os.path.join(target, WEIGHTS)}   (from {all_urls[WEIGHTS][0]})\n"
+        "then it works offline."
+    )
+
+
+def _verify(name, path, config, expected_options, label):
+    """Checks one fetched file; returns the config (from the options)."""
+    if name == OPTIONS:
+        found = BiLMConfig.from_options_json(path)
+        if expected_options is not None:
+            expected = BiLMConfig.from_options_json(expected_options)
+            if _architecture(found) != _architecture(expected):
+                raise ValueError(
+                    f"Options file of {label} describes {found}, expected "
+                    f"{expected} (recorded in the registry)."
+                )
+        return found
+    verify_weights_file(path, config, label=f"{name} of {label}")
+    return config
+
+
+def _architecture(config):
+    fields = config.to_dict()
+    fields.pop("n_characters")  # 261 and 262 describe the same embedding
+    return fields
+
+
+def _verify_by_hand_files(target, label, expected_options, pins):
+    paths = {n: os.path.join(target, n) for n in (OPTIONS, WEIGHTS)}
+    try:
+        config = _verify(OPTIONS, paths[OPTIONS], None, expected_options, label)
+        _verify(WEIGHTS, paths[WEIGHTS], config, None, label)
+        for name, pin in pins.items():
+            if pin and sha256_of(paths[name]) != pin:
+                raise ValueError(
+                    f"{paths[name]!r}: sha256 differs from the pinned {pin}."
+                )
+    except (ValueError, OSError) as e:
+        raise PresetDownloadError(
+            f"The files in the cache folder {target!r} for {label} fail "
+            f"verification: {e}\nReplace them, or delete them (or pass "
+            "force=True / `keras-elmo download --force`) to fetch again."
+        ) from e
+    _write_stamp(target)
+
+
+def _present(target):
+    return all(
+        os.path.exists(os.path.join(target, n)) for n in (OPTIONS, WEIGHTS)
+    )
+
+
+def _file_facts(path):
+    info = os.stat(path)
+    return {"size": info.st_size, "mtime_ns": info.st_mtime_ns}
+
+
+def _write_stamp(target):
+    stamp = {}
+    for name in (OPTIONS, WEIGHTS):
+        path = os.path.join(target, name)
+        stamp[name] = dict(_file_facts(path), sha256=sha256_of(path))
+    with atomic_write(os.path.join(target, STAMP)) as f:
+        json.dump(stamp, f, indent=2)
+
+
+def read_stamp(target):
+    """The `.verified.json` of a cache folder (sizes, sha256), or None."""
+    try:
+        with open(os.path.join(target, STAMP), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _stamp_matches(target):
+    stamp = read_stamp(target)
+    if not isinstance(stamp, dict) or not _present(target):
+        return False
+    for name in (OPTIONS, WEIGHTS):
+        facts = _file_facts(os.path.join(target, name))
+        recorded = stamp.get(name) or {}
+        if any(recorded.get(k) != v for k, v in facts.items()):
+            return False
+    return True
+
+
+def _remove_partials(target):
+    """Removes `.partial-*` folders left by killed downloads (lock held)."""
+    for entry in os.listdir(target):
+        if entry.startswith(PARTIAL_PREFIX):
+            logger.info("Removing an interrupted download: %s", entry)
+            shutil.rmtree(os.path.join(target, entry), ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive `flock` on `path` (no lock where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: renames are still atomic
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
