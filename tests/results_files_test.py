@@ -24,7 +24,9 @@ DOCUMENTS = (
     "benchmarks/RESULTS.md",
 )
 FIGURE = re.compile(
-    r"(?P<quoted>[-+]?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
+    # A sign belongs to the number only after a space or "(": in
+    # "44.1%<!-- ... -->-47.8%" the dash is a range.
+    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
     r"<!-- fig (?P<file>\S+) (?P<key>\S+) (?P<format>\S+) -->"
 )
 ANNOTATION = re.compile(r"<!-- fig ")

@@ -13,7 +13,7 @@ from keras_elmo.presets.published import parameter_count
 from keras_elmo.presets.table import presets_table
 
 DOCS = os.path.join(
-    os.path.dirname(__file__), os.pardir, os.pardir, "docs", "PRESETS.md"
+    os.path.dirname(__file__), os.pardir, os.pardir, "README.md"
 )
 
 
