@@ -6,8 +6,8 @@ comment naming its source, invisible once rendered:
     78.3<!-- fig benchmarks/results/x.json result/perplexity {:.1f} -->
 
 (the file, relative to the repository root; the `/`-separated path of
-keys and list indices inside its JSON; the Python format that turns the
-value into the quoted text). benchmarks/README.md, "Results discipline".
+keys and list indices inside its JSON, which may hold spaces; the Python
+format, in braces, that turns the value into the quoted text). benchmarks/README.md, "Results discipline".
 """
 
 import json
@@ -27,7 +27,7 @@ FIGURE = re.compile(
     # A sign belongs to the number only after a space or "(": in
     # "44.1%<!-- ... -->-47.8%" the dash is a range.
     r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
-    r"<!-- fig (?P<file>\S+) (?P<key>\S+) (?P<format>\S+) -->"
+    r"<!-- fig (?P<file>\S+) (?P<key>.+?) (?P<format>\{\S*\}) -->"
 )
 ANNOTATION = re.compile(r"<!-- fig ")
 
