@@ -1,9 +1,12 @@
 """Checkpoints: what is saved, where each worker writes, atomic outputs."""
 
 import os
+import sys
 import tempfile
 
 import tensorflow as tf
+
+NO_BEST_YET = sys.float_info.max
 
 
 class TrainingState(tf.Module):
@@ -26,8 +29,10 @@ class TrainingState(tf.Module):
         self.learning_rate = tf.Variable(
             learning_rate, dtype=tf.float64, trainable=False
         )
+        # The largest float64, not inf, so that a checkpoint holds only
+        # finite numbers (a non-finite value is a sign of divergence).
         self.best_valid = tf.Variable(
-            float("inf"), dtype=tf.float64, trainable=False
+            NO_BEST_YET, dtype=tf.float64, trainable=False
         )
         self.epochs_without_gain = tf.Variable(
             0, dtype=tf.int64, trainable=False

@@ -2,7 +2,7 @@
 
 After every epoch with a validation set, `ValidationRules.after_epoch`
 compares the epoch's validation perplexity `v` with the best one so far
-`b` (`inf` before the first epoch) through the relative gain
+`b` through the relative gain (1 for the first epoch, which has no `b`)
 
     gain = (b - v) / b
 
@@ -21,7 +21,7 @@ The state (learning rate, best perplexity, epochs without gain) lives in
 takes the same decisions as an uninterrupted one.
 """
 
-import math
+from keras_elmo.training.checkpoints import NO_BEST_YET
 
 
 class ValidationRules:
@@ -59,7 +59,10 @@ class ValidationRules:
         """
         config = self.config
         best = float(state.best_valid.numpy())
-        gain = (best - valid_perplexity) / best if math.isfinite(best) else 1.0
+        if not best < NO_BEST_YET:  # none yet (or inf, from older runs)
+            gain = 1.0
+        else:
+            gain = (best - valid_perplexity) / best
         improved = valid_perplexity < best
         if improved:
             state.best_valid.assign(valid_perplexity)
