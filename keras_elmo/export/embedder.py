@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.char_ops import tokens_to_char_ids
 
 logger = logging.getLogger(__name__)

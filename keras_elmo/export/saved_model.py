@@ -232,10 +232,10 @@ def build_module(
     bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS, vocabulary=None
 ):
     """The `ElmoModule` for a `BiLM` or an `ElmoLayer` (not saved)."""
-    from keras_elmo.layers.elmo_layer import ElmoLayer
     from keras_elmo.layers.scalar_mix import ScalarMix
-    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
     from keras_elmo.models.bilm import BiLM
+    from keras_elmo.models.elmo_layer import ElmoLayer
+    from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise ValueError(

@@ -2,7 +2,6 @@
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.character_ids import CharacterIds
-from keras_elmo.layers.elmo_layer import ElmoLayer
 from keras_elmo.layers.highway import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
@@ -23,5 +22,4 @@ __all__ = [
     "ResidualBiLSTM",
     "RemoveSentenceBoundaries",
     "ScalarMix",
-    "ElmoLayer",
 ]

@@ -118,7 +118,7 @@ CASES = number(
             "security",
             "ElmoLayer tagger `.keras` round trip",
             "loads with safe_mode=True, same outputs",
-            "tests/layers/elmo_layer_test.py::test_downstream_tagger_trains_saves_and_reloads",
+            "tests/models/elmo_layer_test.py::test_downstream_tagger_trains_saves_and_reloads",
         ),
         ref(
             "security",

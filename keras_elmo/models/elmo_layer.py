@@ -6,7 +6,7 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
 
 @keras_elmo_export("keras_elmo.layers.ElmoLayer")

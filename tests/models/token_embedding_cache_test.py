@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.layers.token_embedding_cache import load_vocabulary
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.token_embedding_cache import load_vocabulary
 
 VOCABULARY = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "on", "mat", "a"]
 # In-vocabulary and unknown tokens mixed, lengths 1..6, a repeated unknown
