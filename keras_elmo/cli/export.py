@@ -119,7 +119,7 @@ def load_bilm_source(args):
 
 def _load_model_dir(path):
     import keras_elmo
-    from keras_elmo.training.model_files import model_paths
+    from keras_elmo.weights.model_files import model_paths
 
     paths = model_paths(path)
     if os.path.exists(paths["options"]) and os.path.exists(paths["weights"]):

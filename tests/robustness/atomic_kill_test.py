@@ -24,8 +24,8 @@ from atomic_kill_child import NAMES
 from case_table import VOCAB
 
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.training.model_files import save_softmax_hdf5
 from keras_elmo.utils.atomic import save_keras_atomically
+from keras_elmo.weights.model_files import save_softmax_hdf5
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

@@ -72,7 +72,7 @@ def failing_evaluate(*flags):
 
 
 def model_files(fx):
-    from keras_elmo.training.model_files import model_paths
+    from keras_elmo.weights.model_files import model_paths
 
     return model_paths(fx("model_dir"))
 

@@ -17,7 +17,7 @@ from case_table import ref
 
 import keras_elmo
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.training import model_files
+from keras_elmo.weights import model_files
 
 WEIGHTS = "weights file"
 OPTIONS = "options file"
