@@ -1,6 +1,7 @@
 """keras_elmo: ELMo (Peters et al. 2018) for Keras 3 and TensorFlow."""
 
 from keras_elmo import layers
+from keras_elmo.api_export import publish_exports
 from keras_elmo.config import BiLMConfig
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.models.bilm import BiLM
@@ -9,11 +10,9 @@ from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.version import __version__
 
-# `ElmoLayer` is a head over a `BiLM`, so it lives in `models/` (which
-# `layers/` never imports); the public path `keras_elmo.layers.ElmoLayer`
-# is kept by publishing it here, at the top of the package.
-layers.ElmoLayer = ElmoLayer
-layers.__all__.append("ElmoLayer")
+# Symbols published upstream of where they live (`ElmoLayer`, in
+# `models/`, as `keras_elmo.layers.ElmoLayer`): see `publish_exports`.
+publish_exports()
 
 __all__ = [
     "__version__",
