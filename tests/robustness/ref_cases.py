@@ -4,8 +4,8 @@ Each row cites `path::test_function`; `cases_test.py` checks the function
 exists, so a renamed or deleted test breaks the table.
 """
 
-from case_table import number
-from case_table import ref
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ref
 
 PROPS = "tests/robustness/char_properties_test.py"
 KILL = "tests/robustness/atomic_kill_test.py"
