@@ -326,9 +326,12 @@ def export_saved_model(
     Example:
 
     >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
-    >>> keras_elmo.export_saved_model(bilm, "/tmp/elmo/1")
-    >>> elmo = tf.saved_model.load("/tmp/elmo/1")
-    >>> elmo.signatures["default"](text=tf.constant(["Hello world"]))["elmo"]
+    >>> keras_elmo.export_saved_model(bilm, "elmo/1")
+    'elmo/1'
+    >>> elmo = tf.saved_model.load("elmo/1")
+    >>> out = elmo.signatures["default"](text=tf.constant(["Hello world"]))
+    >>> out["elmo"].shape, out["default"].shape
+    (TensorShape([1, 2, 32]), TensorShape([1, 32]))
     """
     path = os.fspath(path)
     _check_destination(path, overwrite)
