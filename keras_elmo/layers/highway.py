@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.utils import clone_initializer
+from keras_elmo.utils.validation import check_int_at_least
 
 
 @keras_elmo_export("keras_elmo.layers.Highway")
@@ -57,11 +58,9 @@ class Highway(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(num_layers, int) or num_layers < 0:
-            raise ValueError(
-                "Received an invalid value for argument `num_layers`, "
-                f"expected a non-negative integer, got {num_layers!r}."
-            )
+        check_int_at_least(
+            "num_layers", num_layers, 0, "a non-negative integer"
+        )
         self.num_layers = num_layers
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer
