@@ -86,8 +86,8 @@ def main(argv=None):
     import tensorflow as tf
 
     from keras_elmo.data.lm_dataset import make_lm_dataset
+    from keras_elmo.models.loading import load_language_model
     from keras_elmo.training.lm_loss import full_softmax_losses
-    from keras_elmo.training.model_files import load_language_model
 
     model, vocabulary = load_language_model(args.model)
     dataset = make_lm_dataset(

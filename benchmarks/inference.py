@@ -153,7 +153,7 @@ def build_variants(names, bilm, cfg, jit):
     from keras import ops
 
     import keras_elmo
-    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+    from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
     models = {"fp32": bilm}
     if any(n.startswith("bf16") for n in names):

@@ -1,11 +1,11 @@
 """`BiLMConfig`: the biLM hyper-parameters, <-> bilm-tf `options.json`."""
 
 import dataclasses
-import json
-import os
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.weights import options_json
 
 _ORIGINAL_FILTERS = (
     (1, 32),
@@ -76,12 +76,7 @@ class BiLMConfig:
             "lstm_units",
             "num_layers",
         ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"Received an invalid value for argument `{name}`, "
-                    f"expected a positive integer, got {value!r}."
-                )
+            check_positive_int(name, getattr(self, name))
         if self.num_highway_layers < 0:
             raise ValueError(
                 "`num_highway_layers` must be >= 0, got "
@@ -121,49 +116,7 @@ class BiLMConfig:
                 key is missing or has the wrong type, or a value is out of
                 range; the message names the file and the key.
         """
-        if isinstance(path_or_dict, (str, os.PathLike)):
-            source = f"Options file {os.fspath(path_or_dict)!r}"
-            options = _read_options_file(os.fspath(path_or_dict), source)
-        elif isinstance(path_or_dict, dict):
-            options, source = path_or_dict, "options dict"
-        else:
-            raise TypeError(
-                "`path_or_dict` must be a path to options.json or a dict, "
-                f"received {type(path_or_dict).__name__}."
-            )
-        if not isinstance(options, dict):
-            raise ValueError(
-                f"{source}: expected a JSON object {{'lstm': {{...}}, "
-                f"'char_cnn': {{...}}}}, found {type(options).__name__}."
-            )
-        key = None
-        try:
-            key = "lstm"
-            lstm = _section(options, "lstm")
-            key = "char_cnn"
-            cnn = _section(options, "char_cnn")
-            fields = {}
-            for name, section, option, convert, default in _OPTION_FIELDS:
-                key = f"{section}.{option}"
-                values = lstm if section == "lstm" else cnn
-                if option == "embedding.dim":
-                    value = _section(cnn, "embedding")["dim"]
-                elif default is _REQUIRED:
-                    value = values[option]
-                else:
-                    value = values.get(option, default)
-                fields[name] = convert(value)
-        except KeyError as e:
-            raise ValueError(
-                f"{source}: not a bilm-tf options file, missing or invalid "
-                f"key {e} (in `{key}`); expected {{'lstm': {{'dim', "
-                "'projection_dim', ...}, 'char_cnn': {'filters', "
-                "'embedding': {'dim'}, ...}}."
-            ) from e
-        except (TypeError, ValueError) as e:
-            raise ValueError(
-                f"{source}: missing or invalid key `{key}`: {e}"
-            ) from e
+        fields, source = options_json.read_options(path_or_dict)
         try:
             return cls(**fields)
         except ValueError as e:
@@ -171,32 +124,11 @@ class BiLMConfig:
 
     def to_options_dict(self):
         """The bilm-tf options dict (the schema AllenNLP reads)."""
-        return {
-            "lstm": {
-                "dim": self.lstm_units,
-                "projection_dim": self.projection_dim,
-                "n_layers": self.num_layers,
-                "cell_clip": self.cell_clip,
-                "proj_clip": self.projection_clip,
-                "use_skip_connections": self.use_skip_connections,
-            },
-            "char_cnn": {
-                "activation": self.activation,
-                "filters": [list(f) for f in self.filters],
-                "n_highway": self.num_highway_layers,
-                "embedding": {"dim": self.char_embedding_dim},
-                "n_characters": self.n_characters,
-                "max_characters_per_token": self.max_characters_per_token,
-            },
-        }
+        return options_json.to_options(self)
 
     def to_options_json(self, path):
         """Writes the options file atomically (temp file + rename)."""
-        from keras_elmo.utils.atomic import atomic_write
-
-        text = json.dumps(self.to_options_dict(), indent=2) + "\n"
-        with atomic_write(path, "w") as f:
-            f.write(text)
+        options_json.write_options(self.to_options_dict(), path)
 
     def to_dict(self):
         return {
@@ -217,100 +149,6 @@ class BiLMConfig:
                 f"one of {sorted(PRESETS)}, got {name!r}."
             )
         return PRESETS[name]
-
-
-def _optional_float(value):
-    return None if value is None else float(value)
-
-
-def _strict_int(value):
-    """int(value) for ints and integral floats/strings; else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TypeError(f"expected an integer, found {value!r:.80}")
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"expected an integer, found {value!r:.80}") from None
-    if not number.is_integer():
-        raise ValueError(f"expected an integer, found {value!r:.80}")
-    return int(number)
-
-
-def _filters(value):
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(
-            f"expected a list of [width, num_filters] pairs, found "
-            f"{value!r:.80}"
-        )
-    pairs = []
-    for pair in value:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise TypeError(
-                f"expected [width, num_filters] pairs, found {pair!r:.80}"
-            )
-        pairs.append(tuple(_strict_int(v) for v in pair))
-    return tuple(pairs)
-
-
-def _bool(value):
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, found {value!r:.80}")
-    return value
-
-
-def _section(options, key):
-    value = options[key]
-    if not isinstance(value, dict):
-        raise TypeError(f"expected a JSON object, found {value!r:.80}")
-    return value
-
-
-def _read_options_file(path, source):
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{source} not found.")
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"{source} is not UTF-8 JSON text ({e.reason} at byte {e.start})."
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{source} is not valid JSON: {e}") from e
-
-
-_REQUIRED = object()
-
-# (field, section, option key, converter, default or _REQUIRED)
-_OPTION_FIELDS = (
-    ("filters", "char_cnn", "filters", _filters, _REQUIRED),
-    ("char_embedding_dim", "char_cnn", "embedding.dim", _strict_int, None),
-    ("num_highway_layers", "char_cnn", "n_highway", _strict_int, 0),
-    ("activation", "char_cnn", "activation", str, "relu"),
-    ("projection_dim", "lstm", "projection_dim", _strict_int, _REQUIRED),
-    ("lstm_units", "lstm", "dim", _strict_int, _REQUIRED),
-    ("num_layers", "lstm", "n_layers", _strict_int, 2),
-    ("cell_clip", "lstm", "cell_clip", _optional_float, None),
-    ("projection_clip", "lstm", "proj_clip", _optional_float, None),
-    ("use_skip_connections", "lstm", "use_skip_connections", _bool, True),
-    (
-        "n_characters",
-        "char_cnn",
-        "n_characters",
-        _strict_int,
-        char_vocab.NUM_CHARACTERS,
-    ),
-    (
-        "max_characters_per_token",
-        "char_cnn",
-        "max_characters_per_token",
-        _strict_int,
-        char_vocab.MAX_CHARS_PER_TOKEN,
-    ),
-)
 
 
 PRESETS = {

@@ -1,16 +1,20 @@
-"""Shared pytest fixtures: the AllenNLP reference weights."""
+"""Shared test fixtures: the AllenNLP reference weights, a seeded `tiny`
+BiLM and padded string tokens."""
 
 import os
 import subprocess
 import sys
 
+import keras
+import numpy as np
 import pytest
+import tensorflow as tf
+
+import keras_elmo
+from tests.fixtures.weights_digest import expected_digest
+from tests.fixtures.weights_digest import weights_digest
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
-sys.path.insert(0, FIXTURES)
-
-from weights_digest import expected_digest  # noqa: E402
-from weights_digest import weights_digest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -50,3 +54,17 @@ def reference_weights(tmp_path_factory):
         return made[name]
 
     return get
+
+
+def tiny_bilm(seed=0, **kwargs):
+    """A `tiny` BiLM with random weights drawn after `set_random_seed(seed)`
+    (`kwargs` go to the constructor: `stateful`, `dtype`, ...)."""
+    keras.utils.set_random_seed(seed)
+    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"), **kwargs)
+
+
+def padded(sentences):
+    """Lists of str tokens -> a `[B, T]` string tensor padded with `""`."""
+    steps = max((len(s) for s in sentences), default=0)
+    rows = [list(s) + [""] * (steps - len(s)) for s in sentences]
+    return tf.constant(np.array(rows, dtype=object).reshape(-1, steps))

@@ -5,15 +5,22 @@ import importlib.util
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
-# The POS examples import their helper modules (pos_data, bilm_cache, ...)
-# the way `python examples/x.py` finds them: from the examples folder.
-sys.path.insert(0, os.path.abspath(EXAMPLES))
+EXAMPLES = os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", "examples")
+)
+
+
+@pytest.fixture(autouse=True)
+def examples_on_path(monkeypatch):
+    """The POS examples import their helper modules (pos_data, bilm_cache,
+    ...) the way `python examples/x.py` finds them: from the examples
+    folder, put first on `sys.path` for each test."""
+    monkeypatch.syspath_prepend(EXAMPLES)
+
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -7,7 +7,8 @@ comment naming its source, invisible once rendered:
 
 (the file, relative to the repository root; the `/`-separated path of
 keys and list indices inside its JSON, which may hold spaces; the Python
-format, in braces, that turns the value into the quoted text). benchmarks/README.md, "Results discipline".
+format, in braces, that turns the value into the quoted text).
+benchmarks/README.md, "Results discipline".
 """
 
 import json

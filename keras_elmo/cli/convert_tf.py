@@ -15,8 +15,8 @@ class Extras:
         self.softmax = softmax
 
     def write(self, args):
+        from keras_elmo.models.bilm_tf_checkpoint import save_softmax_arrays
         from keras_elmo.utils.atomic import atomic_write
-        from keras_elmo.weights.bilm_tf_checkpoint import save_softmax_arrays
 
         if getattr(args, "to_mix", None):
             if self.mix is None:
@@ -38,9 +38,9 @@ class Extras:
 def load_tf_source(args):
     """`(BiLM or None, Extras)` for --from-tfhub / --from-bilm-tf-checkpoint."""
     import keras_elmo
-    from keras_elmo.weights import bilm_tf_checkpoint
-    from keras_elmo.weights import tf_checkpoint
-    from keras_elmo.weights import tfhub_checkpoint
+    from keras_elmo.models import bilm_tf_checkpoint
+    from keras_elmo.models import tf_checkpoint
+    from keras_elmo.models import tfhub_checkpoint
 
     tfhub = getattr(args, "from_tfhub", None)
     bilm_tf = getattr(args, "from_bilm_tf_checkpoint", None)

@@ -32,9 +32,8 @@ import contextlib
 import os
 import sys
 
-from keras_elmo.cli.export import latest_version
-from keras_elmo.cli.export import load_bilm_source
 from keras_elmo.cli.model_args import add_model_arguments
+from keras_elmo.cli.model_args import load_bilm_source
 
 HELP = "Embed a file of sentences into HDF5 (the allennlp elmo layout)."
 
@@ -92,9 +91,10 @@ def add_arguments(parser):
 
 def load_embedder(args):
     """`(embedder, description)` for the model the arguments name."""
-    from keras_elmo.cli.export import is_saved_model
     from keras_elmo.export.embedder import BiLMEmbedder
     from keras_elmo.export.embedder import SavedModelEmbedder
+    from keras_elmo.export.serving_layout import is_saved_model
+    from keras_elmo.export.serving_layout import latest_version
 
     path = getattr(args, "model", None)
     vocab = getattr(args, "vocab", None)
@@ -265,11 +265,9 @@ def _embed_batches(embedder, args, todo, out):
 
 
 def run(args):
-    if args.batch_size < 1:
-        raise ValueError(
-            f"`--batch-size` must be a positive integer, received "
-            f"{args.batch_size}."
-        )
+    from keras_elmo.utils.validation import check_positive_int
+
+    check_positive_int("--batch-size", args.batch_size)
     if not os.path.isfile(args.input):
         raise FileNotFoundError(f"Input file {args.input!r} not found.")
     if os.path.exists(args.output) and not args.force:

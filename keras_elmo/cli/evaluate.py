@@ -54,8 +54,8 @@ def add_arguments(parser):
 
 
 def run(args):
+    from keras_elmo.models.loading import load_language_model
     from keras_elmo.training.evaluate import evaluate_model
-    from keras_elmo.training.model_files import load_language_model
     from keras_elmo.utils.validation import check_positive_int
 
     # Checked before the model loads, under the names the user typed.

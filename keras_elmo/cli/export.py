@@ -21,11 +21,9 @@ import os
 import sys
 
 from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import load_bilm
+from keras_elmo.cli.model_args import load_bilm_source
 
 HELP = "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving."
-
-SAVED_MODEL_FILE = "saved_model.pb"
 
 
 def add_arguments(parser):
@@ -64,120 +62,17 @@ def add_arguments(parser):
     )
 
 
-def is_saved_model(path):
-    return os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
-
-
-def latest_version(base_dir):
-    """The highest numeric `base_dir/N` that holds a SavedModel, or None."""
-    versions = [
-        int(name)
-        for name in os.listdir(base_dir)
-        if name.isdigit() and is_saved_model(os.path.join(base_dir, name))
-    ]
-    return os.path.join(base_dir, str(max(versions))) if versions else None
-
-
-def warn_random(description, stream=None):
-    """The loud warning for a randomly initialised model."""
-    stream = stream or sys.stderr
-    bar = "!" * 72
-    stream.write(
-        f"{bar}\nWARNING: no trained model given; using a {description}.\n"
-        "Pass --model DIR or --options O --weights W for real vectors.\n"
-        f"{bar}\n"
-    )
-
-
-def load_bilm_source(args):
-    """`(BiLM or ElmoLayer, description)` from --model / --options / preset.
-
-    A `--model` directory must hold options.json + weights.hdf5 (a
-    `keras-elmo train` output); a `--model` file must be a `.keras` file.
-    """
-    if not getattr(args, "model", None):
-        bilm, description = load_bilm(args)
-        if "RANDOMLY INITIALISED" in description:
-            warn_random(description)
-        return bilm, description
-    if args.options or args.weights:
-        raise ValueError(
-            "Give the model once: `--model` or `--options/--weights`, "
-            "received both."
-        )
-    path = args.model
-    if os.path.isdir(path):
-        return _load_model_dir(path), f"model {path}"
-    if path.endswith(".keras") and os.path.isfile(path):
-        return _load_keras_file(path), f"model {path}"
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"`--model` {path!r} does not exist.")
-    raise ValueError(
-        f"`--model` {path!r} is neither a directory nor a .keras file."
-    )
-
-
-def _load_model_dir(path):
-    import keras_elmo
-    from keras_elmo.training.model_files import model_paths
-
-    paths = model_paths(path)
-    if os.path.exists(paths["options"]) and os.path.exists(paths["weights"]):
-        return keras_elmo.BiLM.from_allennlp(paths["options"], paths["weights"])
-    if is_saved_model(path) or latest_version(path):
-        raise ValueError(
-            f"`--model` {path!r} is a SavedModel; export needs the trained "
-            "model (options.json + weights.hdf5)."
-        )
-    raise ValueError(
-        f"`--model` {path!r} is not a trained model directory: expected "
-        f"{os.path.basename(paths['options'])} and "
-        f"{os.path.basename(paths['weights'])} in it."
-    )
-
-
-def _load_keras_file(path):
-    import keras
-
-    import keras_elmo
-
-    model = keras.saving.load_model(path, safe_mode=True)
-    if isinstance(model, keras_elmo.BiLM):
-        return model
-    layers = [
-        layer
-        for layer in getattr(model, "layers", [])
-        if isinstance(layer, keras_elmo.layers.ElmoLayer)
-    ]
-    if len(layers) == 1:
-        return layers[0]
-    raise ValueError(
-        f"`--model` {path!r} holds a {type(model).__name__} with "
-        f"{len(layers)} ElmoLayers; expected a BiLM or exactly one "
-        "ElmoLayer."
-    )
-
-
-def destination(out, version):
-    if version is None:
-        return out
-    if version < 1:
-        raise ValueError(
-            f"`--version` must be a positive integer, received {version}."
-        )
-    return os.path.join(out, str(version))
-
-
 def run(args):
     from keras_elmo.export import signatures
     from keras_elmo.export.saved_model import export_saved_model
+    from keras_elmo.export.serving_layout import version_dir
     from keras_elmo.utils.validation import check_positive_int
 
     max_tokens = args.max_tokens
     if max_tokens is None:
         max_tokens = signatures.MAX_TOKENS
     check_positive_int("--max-tokens", max_tokens)
-    path = destination(args.out, args.version)
+    path = version_dir(args.out, args.version)
     if os.path.exists(path) and not args.force:
         if not (os.path.isdir(path) and not os.listdir(path)):
             raise FileExistsError(

@@ -1,6 +1,8 @@
 """Shared `--options/--weights/--preset` arguments: which biLM to load."""
 
 import logging
+import os
+import sys
 
 logger = logging.getLogger(__name__)
 
@@ -79,3 +81,43 @@ def load_bilm(args):
         f"RANDOMLY INITIALISED '{name}' preset (seed {args.seed}): "
         f"shapes and plumbing only, the vectors carry no meaning{hint}"
     )
+
+
+def warn_random(description, stream=None):
+    """The loud warning for a randomly initialised model."""
+    stream = stream or sys.stderr
+    bar = "!" * 72
+    stream.write(
+        f"{bar}\nWARNING: no trained model given; using a {description}.\n"
+        "Pass --model DIR or --options O --weights W for real vectors.\n"
+        f"{bar}\n"
+    )
+
+
+def load_bilm_source(args):
+    """`(BiLM or ElmoLayer, description)` from --model / --options / preset.
+
+    A `--model` directory must hold options.json + weights.hdf5 (a
+    `keras-elmo train` output); a `--model` file must be a `.keras` file.
+    """
+    from keras_elmo.export.serving_layout import is_saved_model
+    from keras_elmo.export.serving_layout import latest_version
+    from keras_elmo.models.loading import load_bilm_or_elmo_layer
+
+    path = getattr(args, "model", None)
+    if not path:
+        bilm, description = load_bilm(args)
+        if "RANDOMLY INITIALISED" in description:
+            warn_random(description)
+        return bilm, description
+    if args.options or args.weights:
+        raise ValueError(
+            "Give the model once: `--model` or `--options/--weights`, "
+            "received both."
+        )
+    if os.path.isdir(path) and (is_saved_model(path) or latest_version(path)):
+        raise ValueError(
+            f"`--model` {path!r} is a SavedModel; export needs the trained "
+            "model (options.json + weights.hdf5)."
+        )
+    return load_bilm_or_elmo_layer(path), f"model {path}"

@@ -59,7 +59,7 @@ def _check_out(out, force):
     import glob
     import os
 
-    from keras_elmo.training import model_files
+    from keras_elmo.weights import model_files
 
     if force or not os.path.isdir(out):
         return

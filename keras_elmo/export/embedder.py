@@ -12,7 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.bilm import elmo_layers
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.char_ops import tokens_to_char_ids
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class BiLMEmbedder:
         bilm: a `keras_elmo.BiLM` (or an `ElmoLayer`, whose biLM is used).
         vocabulary: None, a list of str tokens or the path of a bilm-tf
             vocabulary file: caches the token embeddings of these tokens
-            (`keras_elmo.layers.TokenEmbeddingCache`), so only the other
+            (`keras_elmo.models.TokenEmbeddingCache`), so only the other
             tokens run through the char-CNN. Same vectors up to float
             rounding.
     """
@@ -75,11 +76,7 @@ class BiLMEmbedder:
             outputs = self.bilm.contextualize(
                 self.token_cache(tokens), tf.not_equal(tokens, b"")
             )
-        word_emb = outputs[sig.WORD_EMB]
-        layers = [tf.concat([word_emb, word_emb], axis=-1)]
-        layers += [
-            outputs[k] for k in sig.lstm_output_keys(self.num_layers - 1)
-        ]
+        layers = elmo_layers(outputs)
         return tf.cast(tf.stack(layers, axis=1), tf.float32)
 
     def __call__(self, token_lists):
@@ -131,9 +128,7 @@ class SavedModelEmbedder:
         out = self._tokens(
             tokens=tokens, sequence_len=tf.constant(lengths, tf.int32)
         )
-        word_emb = out[sig.WORD_EMB].numpy()
-        layers = [np.concatenate([word_emb, word_emb], axis=-1)]
-        layers += [out[k].numpy() for k in self.lstm_keys]
+        layers = [np.asarray(layer) for layer in elmo_layers(out)]
         used = out[sig.SEQUENCE_LEN].numpy()
         if not self._warned and (used < lengths).any():
             self._warned = True

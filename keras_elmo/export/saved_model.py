@@ -6,12 +6,17 @@ import os
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
+from keras_elmo.export.serving_layout import is_saved_model
+from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm import elmo_layers
+from keras_elmo.models.elmo_layer import ElmoLayer
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.char_ops import tokens_to_char_ids
 from keras_elmo.utils.atomic import atomic_directory
+from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
-
-SAVED_MODEL_FILE = "saved_model.pb"
 
 
 class ElmoModule(tf.Module):
@@ -171,12 +176,8 @@ class ElmoModule(tf.Module):
         # The biLM is frozen in the SavedModel, as in TF Hub's elmo/3: only
         # the mix is trainable, and gradients stop here (cheap fine-tuning).
         outputs = {k: tf.stop_gradient(v) for k, v in outputs.items()}
-        mask = outputs["mask"]
-        word_emb = outputs[sig.WORD_EMB]
-        layers = [tf.concat([word_emb, word_emb], axis=-1)]
-        layers += [outputs[k] for k in sig.lstm_output_keys(self.num_layers)]
-        elmo = self._keras.mix(layers, mask=mask)
-        result = {sig.WORD_EMB: word_emb}
+        elmo = self._keras.mix(elmo_layers(outputs), mask=outputs["mask"])
+        result = {sig.WORD_EMB: outputs[sig.WORD_EMB]}
         for key in sig.lstm_output_keys(self.num_layers):
             result[key] = outputs[key]
         result[sig.ELMO] = elmo
@@ -232,21 +233,7 @@ def build_module(
     bilm_or_elmo_layer, max_tokens=sig.MAX_TOKENS, vocabulary=None
 ):
     """The `ElmoModule` for a `BiLM` or an `ElmoLayer` (not saved)."""
-    from keras_elmo.layers.elmo_layer import ElmoLayer
-    from keras_elmo.layers.scalar_mix import ScalarMix
-    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
-    from keras_elmo.models.bilm import BiLM
-
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise ValueError(
-            "Received an invalid value for argument `max_tokens`, expected "
-            f"a positive integer, got {max_tokens!r}."
-        )
-    if max_tokens < 1:
-        raise ValueError(
-            "Received an invalid value for argument `max_tokens`, expected "
-            f"a positive integer, got {max_tokens!r}."
-        )
+    check_positive_int("max_tokens", max_tokens)
     if isinstance(bilm_or_elmo_layer, ElmoLayer):
         bilm = bilm_or_elmo_layer.bilm
         mix = bilm_or_elmo_layer.scalar_mixes[0]
@@ -326,7 +313,7 @@ def export_saved_model(
         vocabulary: None, a list of str tokens or the path of a bilm-tf
             vocabulary file: the SavedModel then holds these tokens' biLM
             token embeddings and a hash table, and runs the char-CNN only
-            for other tokens (`keras_elmo.layers.TokenEmbeddingCache`).
+            for other tokens (`keras_elmo.models.TokenEmbeddingCache`).
             Same outputs up to float rounding, less work per call. An
             `ElmoLayer` built with a `vocabulary` exports its cache.
 
@@ -339,9 +326,12 @@ def export_saved_model(
     Example:
 
     >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
-    >>> keras_elmo.export_saved_model(bilm, "/tmp/elmo/1")
-    >>> elmo = tf.saved_model.load("/tmp/elmo/1")
-    >>> elmo.signatures["default"](text=tf.constant(["Hello world"]))["elmo"]
+    >>> keras_elmo.export_saved_model(bilm, "elmo/1")
+    'elmo/1'
+    >>> elmo = tf.saved_model.load("elmo/1")
+    >>> out = elmo.signatures["default"](text=tf.constant(["Hello world"]))
+    >>> out["elmo"].shape, out["default"].shape
+    (TensorShape([1, 2, 32]), TensorShape([1, 32]))
     """
     path = os.fspath(path)
     _check_destination(path, overwrite)
@@ -367,7 +357,7 @@ def _check_destination(path, overwrite):
         return
     if os.path.isdir(path) and not os.listdir(path):
         return
-    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+    if is_saved_model(path):
         if overwrite:
             return
         raise FileExistsError(

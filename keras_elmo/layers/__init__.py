@@ -1,9 +1,15 @@
-"""Keras layers of the ELMo biLM, in data-flow order."""
+"""Keras layers of the ELMo biLM, in data-flow order.
+
+Building blocks only: they know nothing of models, data files, training
+or export. `keras_elmo.layers.ElmoLayer`, a head over a whole `BiLM`,
+lives in `keras_elmo.models` and is published here by `keras_elmo`.
+"""
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.character_ids import CharacterIds
-from keras_elmo.layers.elmo_layer import ElmoLayer
 from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.lm_softmax import LMSoftmax
+from keras_elmo.layers.next_token_states import NextTokenStates
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
@@ -23,5 +29,6 @@ __all__ = [
     "ResidualBiLSTM",
     "RemoveSentenceBoundaries",
     "ScalarMix",
-    "ElmoLayer",
+    "NextTokenStates",
+    "LMSoftmax",
 ]

@@ -11,13 +11,7 @@ _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
 
 def _occupied_slots(flat_ids):
-    """Max over rows of the slots holding a character other than PAD.
-
-    None off the TensorFlow backend (its value is only used for a
-    dynamically shaped slice there).
-    """
-    if keras.backend.backend() != "tensorflow":
-        return None
+    """Max over rows of the slots holding a character other than PAD."""
     real = ops.logical_and(
         ops.greater(flat_ids, 0), ops.not_equal(flat_ids, _PAD_ID)
     )
@@ -186,17 +180,13 @@ class CharCNNEmbedding(keras.layers.Layer):
         A token's characters fill slots `0..n-1` (BOW, bytes, EOW) and PAD
         fills the rest, so with `L = max n` over the batch every window
         starting at `t >= L` holds PAD only and has the same value `v` for
-        every token. On the TensorFlow backend the convolution runs over
-        the first `L + width - 1` slots (windows `t < L`) and, where
-        windows were skipped, `v` (row 1's value) joins the max of every
-        real token (not of all-zero padding tokens): the same result with
-        less work, as real tokens mostly fill under 20 of the 50 slots.
-        Other backends convolve all 50 slots (static shapes).
+        every token. The convolution runs over the first `L + width - 1`
+        slots (windows `t < L`) and, where windows were skipped, `v` (row
+        1's value) joins the max of every real token (not of all-zero
+        padding tokens): the same result with less work, as real tokens
+        mostly fill under 20 of the 50 slots.
         """
         slots = chars.shape[1] or ops.shape(chars)[1]
-        if occupied is None:
-            conv = ops.conv(chars, kernel, strides=1, padding="valid")
-            return ops.max(conv, axis=1)
         span = ops.minimum(ops.maximum(occupied, 1) + width - 1, slots)
         conv = ops.conv(chars[:, :span], kernel, strides=1, padding="valid")
         pooled = ops.max(conv, axis=1)

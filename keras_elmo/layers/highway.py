@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.utils import clone_initializer
+from keras_elmo.utils.validation import check_int_at_least
 
 
 @keras_elmo_export("keras_elmo.layers.Highway")
@@ -57,11 +58,9 @@ class Highway(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(num_layers, int) or num_layers < 0:
-            raise ValueError(
-                "Received an invalid value for argument `num_layers`, "
-                f"expected a non-negative integer, got {num_layers!r}."
-            )
+        check_int_at_least(
+            "num_layers", num_layers, 0, "a non-negative integer"
+        )
         self.num_layers = num_layers
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer
@@ -80,31 +79,24 @@ class Highway(keras.layers.Layer):
     def build(self, input_shape):
         dim = input_shape[-1]
         self.blocks = []
+        gates = (
+            ("carry", self.carry_bias_initializer),
+            ("transform", self.transform_bias_initializer),
+        )
         for k in range(self.num_layers):
-            self.blocks.append(
-                {
-                    "carry_kernel": self.add_weight(
-                        name=f"carry_kernel_{k}",
-                        shape=(dim, dim),
-                        initializer=clone_initializer(self.kernel_initializer),
-                    ),
-                    "carry_bias": self.add_weight(
-                        name=f"carry_bias_{k}",
-                        shape=(dim,),
-                        initializer=self.carry_bias_initializer,
-                    ),
-                    "transform_kernel": self.add_weight(
-                        name=f"transform_kernel_{k}",
-                        shape=(dim, dim),
-                        initializer=clone_initializer(self.kernel_initializer),
-                    ),
-                    "transform_bias": self.add_weight(
-                        name=f"transform_bias_{k}",
-                        shape=(dim,),
-                        initializer=self.transform_bias_initializer,
-                    ),
-                }
-            )
+            block = {}
+            for gate, bias_initializer in gates:
+                block[f"{gate}_kernel"] = self.add_weight(
+                    name=f"{gate}_kernel_{k}",
+                    shape=(dim, dim),
+                    initializer=clone_initializer(self.kernel_initializer),
+                )
+                block[f"{gate}_bias"] = self.add_weight(
+                    name=f"{gate}_bias_{k}",
+                    shape=(dim,),
+                    initializer=bias_initializer,
+                )
+            self.blocks.append(block)
 
     def call(self, inputs):
         x = inputs

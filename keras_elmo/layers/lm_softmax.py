@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils.validation import check_int_at_least
 
 
 @keras_elmo_export("keras_elmo.layers.LMSoftmax")
@@ -32,12 +33,12 @@ class LMSoftmax(keras.layers.Layer):
 
     def __init__(self, vocabulary_size, embeddings_initializer=None, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(vocabulary_size, int) or vocabulary_size < 4:
-            raise ValueError(
-                "Received an invalid value for argument `vocabulary_size`, "
-                "expected an integer >= 4 (<S>, </S>, <UNK> and a word), "
-                f"got {vocabulary_size!r}."
-            )
+        check_int_at_least(
+            "vocabulary_size",
+            vocabulary_size,
+            4,
+            "an integer >= 4 (<S>, </S>, <UNK> and a word)",
+        )
         self.vocabulary_size = vocabulary_size
         self.embeddings_initializer = keras.initializers.get(
             embeddings_initializer

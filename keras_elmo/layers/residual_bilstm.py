@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.lstm_recurrence import lstm_recurrence
+from keras_elmo.ops.lstm_recurrence import lstm_recurrence
 from keras_elmo.utils import clone_initializer
 
 # Direction axis of the stacked weights and activations.
@@ -52,7 +52,7 @@ class ResidualBiLSTM(keras.layers.Layer):
     For speed, the input products `x W + b` of all steps are one matmul
     per layer, both directions advance together in one loop, and each step
     is one batched matmul for the gates plus one for the projection. The
-    loop (`keras_elmo.layers.lstm_recurrence`) has a hand-written gradient
+    loop (`keras_elmo.ops.lstm_recurrence`) has a hand-written gradient
     that costs about twice the forward pass, as the FLOPs do. Under a
     mixed-precision policy the gates and cells are computed in float32.
 

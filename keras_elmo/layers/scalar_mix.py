@@ -1,11 +1,10 @@
 """`ScalarMix`: the task-specific softmax-weighted sum of biLM layers."""
 
-import numbers
-
 import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils.validation import check_positive_int
 
 # AllenNLP and bilm-tf both use this epsilon inside the square root.
 _LAYER_NORM_EPSILON = 1e-12
@@ -99,15 +98,7 @@ class ScalarMix(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if (
-            isinstance(num_layers, bool)
-            or not isinstance(num_layers, numbers.Integral)
-            or num_layers < 1
-        ):
-            raise ValueError(
-                "Received an invalid value for argument `num_layers`, "
-                f"expected a positive integer, got {num_layers}."
-            )
+        check_positive_int("num_layers", num_layers)
         if scalar_mix_parameters is not None and (
             initial_scalar_parameters is not None
         ):

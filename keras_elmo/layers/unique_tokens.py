@@ -1,6 +1,7 @@
 """Embedding each distinct token of a batch once (`UniqueTokens`)."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
@@ -26,10 +27,8 @@ class UniqueTokens(keras.layers.Layer):
     The result equals embedding every token (the same per-token arithmetic
     on fewer rows). Real text repeats tokens heavily: in 64 sentences of 20
     tokens about half are repeats, and the token embedding is about a
-    quarter of the `original` biLM's FLOPs. On the TensorFlow backend the
-    rows are found with `UniqueV2`; other backends get the identity
-    (`unique` = every token) because their compiled graphs need static
-    shapes.
+    quarter of the `original` biLM's FLOPs. The rows are found with
+    TensorFlow's `UniqueV2` (the package runs on the TensorFlow backend).
 
     Call arguments:
         char_ids: int tensor `[B, T, 50]`.
@@ -43,15 +42,9 @@ class UniqueTokens(keras.layers.Layer):
         shape = ops.shape(char_ids)
         flat = ops.reshape(char_ids, (-1, shape[-1]))
         flat = ops.pad(flat, [[1, 0], [0, 0]])
-        if keras.backend.backend() == "tensorflow":
-            import tensorflow as tf
-
-            unique, inverse = tf.raw_ops.UniqueV2(
-                x=flat, axis=tf.constant([0], tf.int64), out_idx=tf.int32
-            )
-        else:
-            unique = flat
-            inverse = ops.arange(ops.shape(flat)[0], dtype="int32")
+        unique, inverse = tf.raw_ops.UniqueV2(
+            x=flat, axis=tf.constant([0], tf.int64), out_idx=tf.int32
+        )
         inverse = ops.reshape(inverse[1:], (shape[0], shape[1]))
         width = char_ids.shape[-1] or shape[-1]
         return ops.reshape(unique, (-1, 1, width)), inverse

@@ -1,1 +1,13 @@
-"""Models: the biLM backbone."""
+"""Models: the biLM backbone, its language-model task and its heads."""
+
+from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.elmo_layer import ElmoLayer
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+
+__all__ = [
+    "BiLM",
+    "BiLMLanguageModel",
+    "ElmoLayer",
+    "TokenEmbeddingCache",
+]

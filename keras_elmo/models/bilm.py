@@ -15,7 +15,11 @@ from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.models.bilm_state import CarriedStates
+from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
+from keras_elmo.presets.sources import resolve_preset
 from keras_elmo.text import char_vocab
+from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
 
 
 @keras_elmo_export("keras_elmo.BiLM")
@@ -32,7 +36,8 @@ class BiLM(keras.Model):
     Outputs a dict: `"word_emb"` `[B, T, P]` (the context-free `x`),
     `"lstm_outputs1"` .. `"lstm_outputs{L}"` `[B, T, 2P]` (forward and
     backward, each layer including its residual), and `"mask"` `[B, T]`
-    bool. ELMo's layer 0 is `[x; x]`.
+    bool. ELMo's layer 0 is `[x; x]`; `keras_elmo.models.bilm.elmo_layers`
+    turns the dict into the `L + 1` layers.
 
     Stateless by default: every call starts from zero LSTM states, so a
     sentence gets the same vectors whatever else is in the batch. With
@@ -145,10 +150,7 @@ class BiLM(keras.Model):
             )
         else:
             layers = bilstm(x, mask=mask_with_boundaries)
-        outputs = {"word_emb": strip(x, mask=mask)}
-        for layer, sequence in enumerate(layers, start=1):
-            outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
-        outputs["mask"] = mask
+        outputs = _output_dict(strip, x, layers, mask)
         if stateful:
             outputs["final_h"], outputs["final_c"] = final_h, final_c
         super().__init__(
@@ -213,12 +215,9 @@ class BiLM(keras.Model):
         layers = self.bilstm(
             token_embeddings, mask=with_boundaries, training=training
         )
-        strip = self.remove_boundaries
-        outputs = {"word_emb": strip(token_embeddings, mask=mask)}
-        for layer, sequence in enumerate(layers, start=1):
-            outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
-        outputs["mask"] = mask
-        return outputs
+        return _output_dict(
+            self.remove_boundaries, token_embeddings, layers, mask
+        )
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, dict):
@@ -277,8 +276,6 @@ class BiLM(keras.Model):
             stateful: bool. See the class docstring.
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
-
         bilm = cls(
             BiLMConfig.from_options_json(options_file),
             stateful=stateful,
@@ -304,18 +301,16 @@ class BiLM(keras.Model):
                 (default `$KERAS_ELMO_CACHE`, else under `$KERAS_HOME`).
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        from keras_elmo.presets.sources import resolve_preset
-
         options, weights, _ = resolve_preset(name, cache_dir=cache_dir)
         return cls.from_allennlp(options, weights, stateful=stateful, **kwargs)
 
     @classmethod
-    def from_tfhub(cls, module_dir, options=None, **kwargs):
+    def from_tfhub(cls, module_dir, options=None, return_mix=False, **kwargs):
         """Builds a biLM from a TF Hub `elmo/3` module (TF1 Hub format).
 
         Reads the module's `variables/` checkpoint with TensorFlow 2 (no
         `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
-        See `keras_elmo.weights.tfhub_checkpoint` for the variables read.
+        See `keras_elmo.models.tfhub_checkpoint` for the variables read.
         `ElmoLayer.from_tfhub` also restores the module's learned mix.
 
         Args:
@@ -323,11 +318,13 @@ class BiLM(keras.Model):
             options: dict or path or None. Overrides the options inferred
                 from the variable shapes (clips, skip connections,
                 activation are not stored in the checkpoint).
+            return_mix: bool. Also return the module's learned mix (see
+                `keras_elmo.models.tfhub_checkpoint.bilm_from_tfhub`).
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        from keras_elmo.weights.tfhub_checkpoint import bilm_from_tfhub
-
-        return bilm_from_tfhub(cls, module_dir, options=options, **kwargs)
+        return bilm_from_tfhub(
+            cls, module_dir, options=options, return_mix=return_mix, **kwargs
+        )
 
     def save_allennlp(self, options_file, weight_file):
         """Writes `options.json` + weights HDF5 that AllenNLP reads.
@@ -335,10 +332,34 @@ class BiLM(keras.Model):
         Both files are written atomically. Loading them back with
         `from_allennlp` gives bit-identical weights.
         """
-        from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-
         save_bilm_hdf5(self, weight_file)
         self.config.to_options_json(options_file)
+
+
+def _output_dict(strip, x, layers, mask):
+    """The biLM's outputs: `x` and each biLSTM layer without `<S>`/`</S>`
+    (`strip`, a `RemoveSentenceBoundaries`), and the token `mask`."""
+    outputs = {"word_emb": strip(x, mask=mask)}
+    for layer, sequence in enumerate(layers, start=1):
+        outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
+    outputs["mask"] = mask
+    return outputs
+
+
+def elmo_layers(outputs):
+    """ELMo's `L + 1` layers from a biLM output dict, built once here.
+
+    `[h_0, h_1, ..., h_L]`, each `[B, T, 2P]`: layer 0 is the token
+    embedding twice, `h_0 = [x; x]` (`"word_emb"`), so it has the width of
+    the biLSTM layers `h_k = [h_k_forward; h_k_backward]`
+    (`"lstm_outputs{k}"`), as AllenNLP's `_ElmoBiLm` builds it. Takes any
+    dict with these keys (a `BiLM`'s, or a SavedModel signature's).
+    """
+    word_emb = outputs["word_emb"]
+    num_lstm = sum(1 for key in outputs if key.startswith("lstm_outputs"))
+    layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
+    layers += [outputs[f"lstm_outputs{k}"] for k in range(1, num_lstm + 1)]
+    return layers
 
 
 def check_char_ids(char_ids):

@@ -66,12 +66,7 @@ class BiLMLanguageModel(keras.Model):
         unique, inverse = UniqueTokens(name="lm_unique_tokens")(with_boundaries)
         x = GatherUniqueTokens(
             dtype=backbone.dtype_policy, name="lm_gather_unique_tokens"
-        )(
-            backbone.token_projection(
-                backbone.highway(backbone.char_cnn(unique))
-            ),
-            inverse,
-        )
+        )(backbone.embed_tokens(unique), inverse)
         layers = backbone.bilstm(x, mask=token_mask(with_boundaries))
         hidden = states(layers[-1])
         outputs = {

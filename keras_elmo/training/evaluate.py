@@ -5,6 +5,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.data.corpus import iter_sentences
 from keras_elmo.data.lm_dataset import make_lm_dataset
 from keras_elmo.training.lm_loss import direction_loss_sum
 
@@ -85,7 +86,6 @@ def unigram_perplexity(train, data, vocabulary, max_tokens=100):
     as `<UNK>`, one `</S>` per sentence piece), scored on what the forward
     LM predicts in `data`: every word and one `</S>` per piece.
     """
-    from keras_elmo.data.corpus import iter_sentences
 
     def id_counts(pattern):
         counts = np.zeros(len(vocabulary), np.float64)

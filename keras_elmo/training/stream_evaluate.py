@@ -11,6 +11,7 @@ from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.utils.validation import check_positive_int
 
 
 def stream_perplexity(model, vocabulary, data, rows=16, max_tokens=100):
@@ -44,11 +45,7 @@ def stream_perplexity(model, vocabulary, data, rows=16, max_tokens=100):
         `backward_perplexity`, `perplexity` (their geometric mean),
         `tokens` (predictions per direction) and `oov_rate`.
     """
-    if not isinstance(rows, int) or rows < 1:
-        raise ValueError(
-            f"Received an invalid value for `rows`, expected a positive "
-            f"integer, got {rows!r}."
-        )
+    check_positive_int("rows", rows)
     pieces = [
         [t.decode("utf-8") for t in tokens[start : start + max_tokens]]
         for tokens in iter_sentences(data)

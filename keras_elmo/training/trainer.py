@@ -32,7 +32,6 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
-from keras_elmo.training import model_files
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.strategy import is_chief
@@ -40,6 +39,7 @@ from keras_elmo.training.strategy import make_strategy
 from keras_elmo.training.validation_rules import ValidationRules
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
+from keras_elmo.weights import model_files
 
 logger = logging.getLogger(__name__)
 

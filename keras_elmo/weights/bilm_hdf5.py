@@ -1,7 +1,8 @@
 """Reads and writes the bilm-tf / AllenNLP ELMo weights HDF5 (`dump_weights`).
 
-One declarative table maps every HDF5 dataset to a slice of a Keras
-variable, with a hook for each layout difference:
+One declarative table (`weight_table`, `keras_elmo.weights.hdf5_ports`)
+maps every HDF5 dataset to a Keras variable or one direction of it; the
+layout differences:
 
 - `char_embed` has no padding row; ours is implicit (`CharCNNEmbedding`
   keeps the 261 real rows), so it maps one to one.
@@ -15,113 +16,57 @@ variable, with a hook for each layout difference:
 """
 
 import logging
-import os
 
-import h5py
-import numpy as np
-
-from keras_elmo.utils.atomic import atomic_path
+from keras_elmo.weights.hdf5_ports import FileKind
+from keras_elmo.weights.hdf5_ports import port_weight
+from keras_elmo.weights.hdf5_ports import read_ports
+from keras_elmo.weights.hdf5_ports import write_ports
 
 logger = logging.getLogger(__name__)
 
 LSTM_CELL = "RNN_{d}/RNN/MultiRNNCell/Cell{l}/LSTMCell"
 
+WEIGHTS_FILE = FileKind(
+    name="Weights",
+    layout=" (expected the bilm-tf / AllenNLP `weights.hdf5` layout)",
+    missing="; is it an ELMo weights file for these options?",
+    shape_source="from the options",
+    shape_question="Do the options match the weights?",
+)
 
-def _weight_table(bilm):
-    """`[(dataset, variable, read_hook, write_hook)]` for every weight.
+_HIGHWAY = (
+    ("W_carry", "carry_kernel"),
+    ("b_carry", "carry_bias"),
+    ("W_transform", "transform_kernel"),
+    ("b_transform", "transform_bias"),
+)
 
-    `read_hook(array) -> value of the variable slice`, `write_hook(value)
-    -> array`. A variable slice is `(variable, index)`, index `None` or the
-    direction (0 forward, 1 backward) of a stacked LSTM weight.
-    """
-    cfg = bilm.config
-    proj = cfg.projection_dim
-    table = [("char_embed", (bilm.char_cnn.char_embeddings, None), None)]
-    for i in range(len(cfg.filters)):
-        table.append(
-            (f"CNN/W_cnn_{i}", (bilm.char_cnn.kernels[i], None), "squeeze0")
-        )
-        table.append((f"CNN/b_cnn_{i}", (bilm.char_cnn.biases[i], None), None))
+
+def weight_table(bilm):
+    """`[WeightPort]`: every weight of `bilm` and its bilm-tf dataset."""
+    cnn = bilm.char_cnn
+    table = [port_weight(cnn.char_embeddings, "char_embed")]
+    for i, (kernel, bias) in enumerate(zip(cnn.kernels, cnn.biases)):
+        table.append(port_weight(kernel, f"CNN/W_cnn_{i}", leading_axis=True))
+        table.append(port_weight(bias, f"CNN/b_cnn_{i}"))
     for k, block in enumerate(bilm.highway.blocks):
-        for name, key in (
-            ("W_carry", "carry_kernel"),
-            ("b_carry", "carry_bias"),
-            ("W_transform", "transform_kernel"),
-            ("b_transform", "transform_bias"),
-        ):
-            table.append((f"CNN_high_{k}/{name}", (block[key], None), None))
+        for name, key in _HIGHWAY:
+            table.append(port_weight(block[key], f"CNN_high_{k}/{name}"))
     dense = bilm.token_projection
-    table.append(("CNN_proj/W_proj", (dense.kernel, None), None))
-    table.append(("CNN_proj/b_proj", (dense.bias, None), None))
+    table.append(port_weight(dense.kernel, "CNN_proj/W_proj"))
+    table.append(port_weight(dense.bias, "CNN_proj/b_proj"))
     lstm = bilm.bilstm
     for d in range(2):
-        for layer in range(cfg.num_layers):
+        for layer in range(bilm.config.num_layers):
             cell = LSTM_CELL.format(d=d, l=layer)
+            # W_0: the input kernel's rows, then the recurrent kernel's.
+            for kernel in (lstm.kernels, lstm.recurrent_kernels):
+                table.append(port_weight(kernel[layer], f"{cell}/W_0", d))
+            table.append(port_weight(lstm.biases[layer], f"{cell}/B", d))
             table.append(
-                (
-                    f"{cell}/W_0",
-                    (
-                        lstm.kernels[layer],
-                        lstm.recurrent_kernels[layer],
-                        d,
-                        proj,
-                    ),
-                    "split_w0",
-                )
-            )
-            table.append((f"{cell}/B", (lstm.biases[layer], d), None))
-            table.append(
-                (f"{cell}/W_P_0", (lstm.projection_kernels[layer], d), None)
+                port_weight(lstm.projection_kernels[layer], f"{cell}/W_P_0", d)
             )
     return table
-
-
-def _variable_value(target):
-    variable, index = target[0], target[-1] if len(target) == 2 else None
-    value = np.asarray(variable.numpy())
-    return value if index is None else value[index]
-
-
-def _expected_shape(target, hook):
-    if hook == "split_w0":
-        kernel, recurrent, d, _ = target
-        return (kernel.shape[1] + recurrent.shape[1],) + tuple(kernel.shape[2:])
-    variable, index = target
-    shape = (
-        tuple(variable.shape) if index is None else tuple(variable.shape[1:])
-    )
-    return (1,) + shape if hook == "squeeze0" else shape
-
-
-def _check_file(path):
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"Weights file not found: {path!r}.")
-    if not h5py.is_hdf5(path):
-        raise ValueError(
-            f"Weights file {path!r} is not an HDF5 file (expected the "
-            "bilm-tf / AllenNLP `weights.hdf5` layout)."
-        )
-
-
-def read_float_dataset(path, dataset, kind):
-    """A numeric HDF5 dataset as float32; a clear error for anything else.
-
-    `kind` ("Weights", "Softmax") starts the message, which names the file,
-    the dataset, and the dtype found or the read error (a truncated file
-    often opens but fails here).
-    """
-    if dataset.dtype.kind not in "fiu":
-        raise ValueError(
-            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r}: "
-            f"expected numbers (float32), found dtype {dataset.dtype}."
-        )
-    try:
-        return np.asarray(dataset[...], dtype=np.float32)
-    except (OSError, RuntimeError, ValueError) as e:
-        raise ValueError(
-            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r} "
-            f"cannot be read (is the file truncated or corrupt?): {e}"
-        ) from e
 
 
 def load_bilm_hdf5(bilm, path):
@@ -132,57 +77,8 @@ def load_bilm_hdf5(bilm, path):
     naming the file, the dataset, and the expected and found shapes, and
     nothing is assigned until every dataset has been read and checked.
     """
-    path = os.fspath(path)
-    _check_file(path)
-    pending = {}
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError(f"Cannot read weights file {path!r}: {e}") from e
-    with f:
-        for name, target, hook in _weight_table(bilm):
-            expected = _expected_shape(target, hook)
-            if name not in f or not isinstance(f[name], h5py.Dataset):
-                raise ValueError(
-                    f"Weights file {path!r} has no dataset {name!r} (expected "
-                    f"shape {expected}); is it an ELMo weights file for these "
-                    "options?"
-                )
-            dataset = f[name]
-            if tuple(dataset.shape) != expected:
-                raise ValueError(
-                    f"Weights file {path!r}, dataset {name!r}: expected shape "
-                    f"{expected} (from the options), found "
-                    f"{tuple(dataset.shape)}. Do the options match the "
-                    "weights?"
-                )
-            array = read_float_dataset(path, dataset, "Weights")
-            if not np.all(np.isfinite(array)):
-                raise ValueError(
-                    f"Weights file {path!r}, dataset {name!r} holds "
-                    "non-finite values (NaN or inf)."
-                )
-            pending[name] = (target, hook, array)
-    for target, hook, array in pending.values():
-        _assign(target, hook, array)
-    logger.info("Loaded %d datasets from %s", len(pending), path)
-
-
-def _assign(target, hook, array):
-    if hook == "split_w0":
-        kernel, recurrent, d, proj = target
-        _assign((kernel, d), None, array[:proj])
-        _assign((recurrent, d), None, array[proj:])
-        return
-    if hook == "squeeze0":
-        array = array[0]
-    variable, index = target
-    if index is None:
-        variable.assign(array.astype(variable.dtype))
-    else:
-        value = np.array(variable.numpy())
-        value[index] = array
-        variable.assign(value)
+    count = read_ports(path, weight_table(bilm), WEIGHTS_FILE)
+    logger.info("Loaded %d datasets from %s", count, path)
 
 
 def save_bilm_hdf5(bilm, path, dtype="float32"):
@@ -193,20 +89,5 @@ def save_bilm_hdf5(bilm, path, dtype="float32"):
     back to float32); written to a temporary file and renamed, so `path` is
     never half-written.
     """
-    with atomic_path(path) as tmp:
-        with h5py.File(tmp, "w") as f:
-            for name, target, hook in _weight_table(bilm):
-                if hook == "split_w0":
-                    kernel, recurrent, d, _ = target
-                    array = np.concatenate(
-                        [
-                            _variable_value((kernel, d)),
-                            _variable_value((recurrent, d)),
-                        ]
-                    )
-                else:
-                    array = _variable_value(target)
-                    if hook == "squeeze0":
-                        array = array[None]
-                f.create_dataset(name, data=array.astype(dtype))
+    write_ports(path, weight_table(bilm), dtype)
     logger.info("Wrote ELMo weights to %s", path)

@@ -19,7 +19,7 @@ import numpy as np
 
 from keras_elmo.text import char_vocab
 from keras_elmo.weights.bilm_hdf5 import LSTM_CELL
-from keras_elmo.weights.bilm_hdf5 import read_float_dataset
+from keras_elmo.weights.hdf5_ports import read_float_dataset
 
 
 def expected_weight_shapes(config):

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.cli import export as export_cli
+from keras_elmo.cli import model_args
 from keras_elmo.cli.main import build_parser
 from keras_elmo.cli.main import main
 
@@ -53,7 +53,7 @@ def test_model_sources(reference_weights, tmp_path, capsys):
     run_dir.mkdir()
     shutil.copy(options, run_dir / "options.json")
     shutil.copy(weights, run_dir / "weights.hdf5")
-    bilm, description = export_cli.load_bilm_source(
+    bilm, description = model_args.load_bilm_source(
         _args("--model", str(run_dir))
     )
     reference = keras_elmo.BiLM.from_allennlp(options, weights)
@@ -62,7 +62,7 @@ def test_model_sources(reference_weights, tmp_path, capsys):
     assert description == f"model {run_dir}"
 
     # A random architecture preset, with a loud warning.
-    _, description = export_cli.load_bilm_source(_args("--preset", "tiny"))
+    _, description = model_args.load_bilm_source(_args("--preset", "tiny"))
     err = capsys.readouterr().err
     assert "WARNING: no trained model given" in err
     assert "RANDOMLY INITIALISED 'tiny'" in err

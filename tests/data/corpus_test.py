@@ -3,12 +3,12 @@
 import os
 
 import pytest
-from corpus_files import write
 
 from keras_elmo.data import CorpusStats
 from keras_elmo.data import Vocabulary
 from keras_elmo.data import list_files
 from keras_elmo.data import scan_corpus
+from tests.data.corpus_files import write
 
 HERE = os.path.dirname(__file__)
 SAMPLE = os.path.join(HERE, "en_pd_lm_sample.txt.gz")

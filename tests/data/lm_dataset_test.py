@@ -8,12 +8,12 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from corpus_files import write
 
 import keras_elmo
 from keras_elmo.data import Vocabulary
 from keras_elmo.data import make_lm_dataset
 from keras_elmo.data import scan_corpus
+from tests.data.corpus_files import write
 
 HERE = os.path.dirname(__file__)
 SAMPLE = os.path.join(HERE, "en_pd_lm_sample.txt.gz")

@@ -5,9 +5,9 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from corpus_files import write
 
 from keras_elmo.data import Vocabulary
+from tests.data.corpus_files import write
 
 SPECIALS = ["<S>", "</S>", "<UNK>"]
 SAMPLE = os.path.join(os.path.dirname(__file__), "en_pd_lm_sample.txt.gz")

@@ -2,16 +2,17 @@
 
 import numpy as np
 import pytest
-from export_helpers import tiny_bilm
 
 import keras_elmo
 from keras_elmo.export.saved_model import export_saved_model
+from tests.conftest import tiny_bilm
+from tests.export.export_helpers import SEED
 
 
 @pytest.fixture(scope="session")
 def bilm_export(tmp_path_factory):
     """`(bilm, path)`: a seeded tiny BiLM exported with a fresh mix."""
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     path = str(tmp_path_factory.mktemp("export") / "bilm_savedmodel")
     export_saved_model(bilm, path)
     return bilm, path

@@ -1,6 +1,5 @@
 """Helpers of the export tests: a seeded tiny BiLM and its Keras outputs."""
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -17,11 +16,6 @@ SENTENCES = [
     "a b",
     "One more sentence with a few more words than the others here .",
 ]
-
-
-def tiny_bilm(seed=SEED):
-    keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
 
 
 def keras_outputs(bilm, sentences):

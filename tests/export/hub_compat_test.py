@@ -4,9 +4,10 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from export_helpers import SENTENCES
-from export_helpers import keras_outputs
-from export_helpers import pad_tokens
+
+from tests.export.export_helpers import SENTENCES
+from tests.export.export_helpers import keras_outputs
+from tests.export.export_helpers import pad_tokens
 
 
 @pytest.mark.large

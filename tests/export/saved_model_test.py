@@ -6,10 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from export_helpers import SENTENCES
-from export_helpers import keras_outputs
-from export_helpers import pad_tokens
-from export_helpers import tiny_bilm
 
 import keras_elmo
 from keras_elmo.export import signatures as sig
@@ -18,6 +14,11 @@ from keras_elmo.export.saved_model import build_module
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.utils import atomic
 from keras_elmo.utils.atomic import atomic_directory
+from tests.conftest import tiny_bilm
+from tests.export.export_helpers import SEED
+from tests.export.export_helpers import SENTENCES
+from tests.export.export_helpers import keras_outputs
+from tests.export.export_helpers import pad_tokens
 
 
 @pytest.mark.large
@@ -89,7 +90,7 @@ def test_callable_attributes_equal_the_signatures(loaded):
 
 
 def test_export_refuses_to_replace_what_it_should_not(tmp_path):
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     other = tmp_path / "not_a_model"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
@@ -105,7 +106,7 @@ def test_export_refuses_to_replace_what_it_should_not(tmp_path):
 
 
 def test_export_argument_errors():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     with pytest.raises(TypeError, match="keras_elmo.BiLM or a"):
         build_module("not a model")
     with pytest.raises(ValueError, match="max_tokens"):
@@ -152,7 +153,7 @@ def test_directory_is_replaced_atomically_and_no_temp_is_left(
 
 
 def test_max_tokens_truncates():
-    module = build_module(tiny_bilm(), max_tokens=4)
+    module = build_module(tiny_bilm(SEED), max_tokens=4)
     out = module(tf.constant(["a b c d e f", "x"]))
     assert out["elmo"].shape == (2, 4, 32)
     assert out["sequence_len"].numpy().tolist() == [4, 1]

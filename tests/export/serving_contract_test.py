@@ -10,10 +10,10 @@ import tempfile
 
 import numpy as np
 import pytest
-from export_helpers import SENTENCES
-from export_helpers import keras_outputs
 
 import keras_elmo
+from tests.export.export_helpers import SENTENCES
+from tests.export.export_helpers import keras_outputs
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 

@@ -4,11 +4,11 @@ import os
 
 import numpy as np
 import tensorflow as tf
-from export_helpers import SENTENCES
-from export_helpers import keras_outputs
-from export_helpers import pad_tokens
 
 import keras_elmo
+from tests.export.export_helpers import SENTENCES
+from tests.export.export_helpers import keras_outputs
+from tests.export.export_helpers import pad_tokens
 
 SHIPPED = os.path.join(
     os.path.dirname(__file__), "..", "..", "savedmodel", "elmo_small_en", "1"

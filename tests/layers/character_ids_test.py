@@ -6,6 +6,7 @@ from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.testing.test_case import TestCase
 from keras_elmo.text.batch_to_ids import batch_to_ids
+from tests.conftest import padded
 
 BOW, EOW, PAD = 259, 260, 261
 
@@ -15,11 +16,6 @@ SENTENCES = [
     ["\u2764\ufe0f", "<S>"],
     ["\U0001f468\u200d\U0001f469\u200d\U0001f467", "</S>", "y" * 48, "z"],
 ]
-
-
-def padded(sentences):
-    width = max(len(s) for s in sentences)
-    return [s + [""] * (width - len(s)) for s in sentences]
 
 
 class CharacterIdsTest(TestCase):

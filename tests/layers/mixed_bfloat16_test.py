@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
+from tests.conftest import padded
 
 SENTENCES = [
     "the cat sat on the mat".split(),
@@ -15,11 +16,6 @@ SENTENCES = [
 ]
 VOCABULARY = ["the", "cat", "sat", "on", "mat", "a"]
 S = [0.3, -0.4, 0.9]
-
-
-def padded(sentences):
-    steps = max(len(s) for s in sentences)
-    return tf.constant([s + [""] * (steps - len(s)) for s in sentences])
 
 
 def as_float32(x):

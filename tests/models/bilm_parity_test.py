@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from reference_data import load_fixture
-from reference_data import sentences_of
-from reference_data import unpack_rows
 
 import keras_elmo
+from tests.reference_data import load_fixture
+from tests.reference_data import sentences_of
+from tests.reference_data import unpack_rows
 
 CONFIGS = ["tiny", "tiny_tanh", "small", "small_tanh"]
 # The acceptance bound: max |diff| <= 1e-5 * max |activation|, per layer.

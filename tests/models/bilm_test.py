@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 import keras_elmo
+from tests.conftest import tiny_bilm
+
+SEED = 1  # the seed these tests were checked with
 
 SENTENCES = [
     "The cat sat on the mat .".split(),
@@ -17,13 +20,8 @@ SENTENCES = [
 ]
 
 
-def tiny_bilm(seed=1, **kwargs):
-    keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"), **kwargs)
-
-
 def test_outputs_shapes_mask_and_zero_padding():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     ids = keras_elmo.batch_to_ids(SENTENCES)
     out = bilm(ids)
     assert sorted(out) == [
@@ -44,7 +42,7 @@ def test_outputs_shapes_mask_and_zero_padding():
 
 
 def test_same_sentence_same_vectors_in_any_batch_position_padding():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     alone = {
         i: bilm(keras_elmo.batch_to_ids([s])) for i, s in enumerate(SENTENCES)
     }
@@ -124,7 +122,7 @@ def test_bad_options_files_are_named(tmp_path):
 
 
 def test_keras_file_round_trip_safe_mode(tmp_path):
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     ids = keras_elmo.batch_to_ids(SENTENCES)
     path = tmp_path / "bilm.keras"
     bilm.save(path)
@@ -136,8 +134,8 @@ def test_keras_file_round_trip_safe_mode(tmp_path):
 
 
 def test_stateful_carries_state_and_resets():
-    bilm = tiny_bilm(stateful=True)
-    stateless = tiny_bilm()
+    bilm = tiny_bilm(SEED, stateful=True)
+    stateless = tiny_bilm(SEED)
     stateless.set_weights(bilm.get_weights())
     ids = keras_elmo.batch_to_ids(SENTENCES[:2])
     first = np.asarray(bilm(ids)["lstm_outputs1"])
@@ -151,14 +149,14 @@ def test_stateful_carries_state_and_resets():
 
 
 def test_mixed_bfloat16_policy_runs():
-    bilm = tiny_bilm(dtype="mixed_bfloat16")
+    bilm = tiny_bilm(SEED, dtype="mixed_bfloat16")
     out = bilm(keras_elmo.batch_to_ids(SENTENCES))
     assert out["lstm_outputs2"].dtype == "bfloat16"
     assert bilm.bilstm.kernels[0].dtype == "float32"
 
 
 def test_empty_batches_and_empty_sentences():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     for shape in [(0, 3, 50), (0, 0, 50), (2, 0, 50)]:
         out = bilm(np.zeros(shape, "int32"))
         assert out["lstm_outputs2"].shape == shape[:2] + (32,)

@@ -1,7 +1,8 @@
 """Fixtures for preset tests: a local HTTP server (no network needed)."""
 
 import pytest
-from preset_server import Server
+
+from tests.presets.preset_server import Server
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 """Every robustness table, in the order of CASES.md."""
 
-import api_cases
-import cli_cases
-import file_cases
-import ref_cases
-import savedmodel_cases
+import tests.robustness.api_cases as api_cases
+import tests.robustness.cli_cases as cli_cases
+import tests.robustness.file_cases as file_cases
+import tests.robustness.ref_cases as ref_cases
+import tests.robustness.savedmodel_cases as savedmodel_cases
 
 ALL_CASES = (
     api_cases.CASES

@@ -3,12 +3,13 @@
 import keras
 import numpy as np
 import tensorflow as tf
-from case_table import error
-from case_table import number
-from case_table import ok
 
 import keras_elmo
 from keras_elmo.layers import CharacterIds
+from tests.conftest import padded
+from tests.robustness.case_table import error
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ok
 
 B2I = "batch_to_ids"
 CI = "CharacterIds"
@@ -47,13 +48,6 @@ def reference_ids(sentences):
         for j, token in enumerate(sentence):
             ids[i, j] = reference_row(token)
     return ids
-
-
-def padded(sentences):
-    """`[B, T]` string tensor padded with ""."""
-    steps = max((len(s) for s in sentences), default=0)
-    rows = [list(s) + [""] * (steps - len(s)) for s in sentences]
-    return tf.constant(np.array(rows, dtype=object).reshape(-1, steps))
 
 
 def numpy_outputs(out):

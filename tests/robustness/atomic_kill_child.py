@@ -83,6 +83,7 @@ def _install_hooks():
 
     from keras_elmo.data import vocabulary
     from keras_elmo.utils import atomic
+    from keras_elmo.weights import options_json
 
     def half_then_hook(real):
         @contextlib.contextmanager
@@ -93,6 +94,7 @@ def _install_hooks():
         return atomic_write
 
     vocabulary.atomic_write = half_then_hook(vocabulary.atomic_write)
+    options_json.atomic_write = half_then_hook(options_json.atomic_write)
     atomic.atomic_write = half_then_hook(atomic.atomic_write)
 
 
@@ -132,9 +134,9 @@ def writers(workdir, bilm, lm, vocab):
     from keras_elmo.cli.embed import embed_file
     from keras_elmo.export.embedder import BiLMEmbedder
     from keras_elmo.export.saved_model import export_saved_model
-    from keras_elmo.training.model_files import save_softmax_hdf5
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
 
     def path(name):
         return os.path.join(workdir, NAMES[name])

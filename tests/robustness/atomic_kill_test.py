@@ -20,12 +20,12 @@ import time
 import h5py
 import numpy as np
 import pytest
-from atomic_kill_child import NAMES
-from case_table import VOCAB
 
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.training.model_files import save_softmax_hdf5
 from keras_elmo.utils.atomic import save_keras_atomically
+from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+from tests.robustness.atomic_kill_child import NAMES
+from tests.robustness.case_table import VOCAB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

@@ -4,12 +4,13 @@ to the tables (`KERAS_ELMO_REGENERATE_CASES=1` rewrites it)."""
 import os
 
 import pytest
-from all_cases import ALL_CASES
-from all_cases import RUNNABLE
-from case_table import CASES_MD
-from case_table import check_error_text
-from case_table import ref_exists
-from case_table import render
+
+from tests.robustness.all_cases import ALL_CASES
+from tests.robustness.all_cases import RUNNABLE
+from tests.robustness.case_table import CASES_MD
+from tests.robustness.case_table import check_error_text
+from tests.robustness.case_table import ref_exists
+from tests.robustness.case_table import render
 
 
 @pytest.mark.parametrize("case", RUNNABLE, ids=[c.id for c in RUNNABLE])

@@ -11,7 +11,6 @@ whitespace tokenizer against `str.split()`.
 
 import numpy as np
 import tensorflow as tf
-from api_cases import reference_row
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -20,6 +19,7 @@ import keras_elmo
 from keras_elmo.export.saved_model import split_sentences
 from keras_elmo.layers import CharacterIds
 from keras_elmo.text.char_ops import tokens_to_char_ids
+from tests.robustness.api_cases import reference_row
 
 BOW, EOW, PAD = 259, 260, 261
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -53,7 +53,9 @@ spacey_text = st.lists(
 ).map("".join)
 
 
-def padded(sentences):
+def padded_bytes(sentences):
+    """`[B, T]` NumPy array of bytes tokens padded with b"" (raw bytes: any
+    value, valid UTF-8 or not)."""
     steps = max(len(s) for s in sentences)
     array = np.full((len(sentences), steps), b"", dtype=object)
     for i, sentence in enumerate(sentences):
@@ -79,7 +81,7 @@ def check_row(row, token):
 @SETTINGS
 @given(sentences=byte_sentences)
 def test_in_graph_op_on_arbitrary_bytes(sentences):
-    tokens = padded(sentences)
+    tokens = padded_bytes(sentences)
     ids = tokens_to_char_ids(tf.constant(tokens, tf.string)).numpy()
     assert ids.shape == tokens.shape + (50,) and ids.dtype == np.int32
     for index, token in np.ndenumerate(tokens):
@@ -90,7 +92,7 @@ def test_in_graph_op_on_arbitrary_bytes(sentences):
 @SETTINGS
 @given(sentences=byte_sentences)
 def test_character_ids_layer_equals_the_op(sentences):
-    tokens = tf.constant(padded(sentences), tf.string)
+    tokens = tf.constant(padded_bytes(sentences), tf.string)
     np.testing.assert_array_equal(
         CharacterIds()(tokens), tokens_to_char_ids(tokens)
     )

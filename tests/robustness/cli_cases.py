@@ -11,11 +11,12 @@ import os
 
 import h5py
 import numpy as np
-from api_cases import reference_ids
-from case_table import VOCAB
-from case_table import error
-from case_table import number
-from case_table import ok
+
+from tests.robustness.api_cases import reference_ids
+from tests.robustness.case_table import VOCAB
+from tests.robustness.case_table import error
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ok
 
 
 class CommandFailed(Exception):
@@ -72,7 +73,7 @@ def failing_evaluate(*flags):
 
 
 def model_files(fx):
-    from keras_elmo.training.model_files import model_paths
+    from keras_elmo.weights.model_files import model_paths
 
     return model_paths(fx("model_dir"))
 
@@ -607,7 +608,7 @@ CASES = number(
             "export",
             "`--version 0`",
             CommandFailed,
-            ["`--version`", "positive integer", "received 0"],
+            ["`--version`", "positive integer", "got 0"],
             failing(
                 "export",
                 "--preset",
@@ -708,7 +709,7 @@ CASES = number(
             "embed",
             "`--batch-size 0`",
             CommandFailed,
-            ["`--batch-size`", "positive integer", "received 0"],
+            ["`--batch-size`", "positive integer", "got 0"],
             failing(
                 "embed",
                 whitespace_file,

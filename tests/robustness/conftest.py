@@ -3,24 +3,19 @@ once per session and shared by every table."""
 
 import contextlib
 import io
-import os
-import sys
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "export"))
-
-from case_table import VOCAB  # noqa: E402
-from export_helpers import tiny_bilm as make_tiny_bilm  # noqa: E402
+from tests.conftest import tiny_bilm as make_tiny_bilm
+from tests.export.export_helpers import SEED
+from tests.robustness.case_table import VOCAB
 
 
 @pytest.fixture(scope="session")
 def tiny_bilm():
     """A seeded random `tiny` BiLM (the export tests' seed)."""
-    return make_tiny_bilm()
+    return make_tiny_bilm(SEED)
 
 
 @pytest.fixture(scope="session")
@@ -77,13 +72,14 @@ def language_model(tiny_bilm):
 def model_dir(tiny_bilm, language_model, tmp_path_factory):
     """A `keras-elmo train`-style output directory of `tiny_bilm`."""
     from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.training import model_files
+    from keras_elmo.weights import model_files
+    from keras_elmo.weights import softmax_hdf5
 
     path = tmp_path_factory.mktemp("robust_model")
     lm = language_model
     paths = model_files.model_paths(str(path))
     tiny_bilm.save_allennlp(paths["options"], paths["weights"])
-    model_files.save_softmax_hdf5(lm.softmax, paths["softmax"])
+    softmax_hdf5.save_softmax_hdf5(lm.softmax, paths["softmax"])
     Vocabulary(VOCAB).save(paths["vocabulary"])
     return str(path)
 

@@ -9,15 +9,16 @@ import shutil
 
 import h5py
 import numpy as np
-from case_table import VOCAB
-from case_table import error
-from case_table import number
-from case_table import ok
-from case_table import ref
 
 import keras_elmo
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.training import model_files
+from keras_elmo.weights import model_files
+from keras_elmo.weights import softmax_hdf5
+from tests.robustness.case_table import VOCAB
+from tests.robustness.case_table import error
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ok
+from tests.robustness.case_table import ref
 
 WEIGHTS = "weights file"
 OPTIONS = "options file"
@@ -127,7 +128,7 @@ def load_softmax(make):
         softmax = fx("language_model").softmax
         before = softmax.embeddings.numpy().copy()
         try:
-            model_files.load_softmax_hdf5(softmax, make(fx))
+            softmax_hdf5.load_softmax_hdf5(softmax, make(fx))
         finally:
             np.testing.assert_array_equal(before, softmax.embeddings.numpy())
 

@@ -4,8 +4,8 @@ Each row cites `path::test_function`; `cases_test.py` checks the function
 exists, so a renamed or deleted test breaks the table.
 """
 
-from case_table import number
-from case_table import ref
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ref
 
 PROPS = "tests/robustness/char_properties_test.py"
 KILL = "tests/robustness/atomic_kill_test.py"
@@ -118,7 +118,7 @@ CASES = number(
             "security",
             "ElmoLayer tagger `.keras` round trip",
             "loads with safe_mode=True, same outputs",
-            "tests/layers/elmo_layer_test.py::test_downstream_tagger_trains_saves_and_reloads",
+            "tests/models/elmo_layer_test.py::test_downstream_tagger_trains_saves_and_reloads",
         ),
         ref(
             "security",

@@ -8,17 +8,17 @@ against the Keras model, and signature-binding errors.
 
 import re
 
-import bad_inputs_test as export_cases
 import numpy as np
 import tensorflow as tf
-from case_table import Case
-from case_table import error
-from case_table import number
-from case_table import ok
-from export_helpers import keras_outputs
-from export_helpers import pad_tokens
 
+import tests.export.bad_inputs_test as export_cases
 from keras_elmo.export.signatures import MAX_TOKENS
+from tests.export.export_helpers import keras_outputs
+from tests.export.export_helpers import pad_tokens
+from tests.robustness.case_table import Case
+from tests.robustness.case_table import error
+from tests.robustness.case_table import number
+from tests.robustness.case_table import ok
 
 # What each reused check asserts, for CASES.md.
 EXPLAINED = {

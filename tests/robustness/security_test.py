@@ -7,7 +7,8 @@ import re
 
 import keras
 import pytest
-from case_table import REPO
+
+from tests.robustness.case_table import REPO
 
 PACKAGE = os.path.join(REPO, "keras_elmo")
 

@@ -1,7 +1,8 @@
 """Fixtures for the training tests: a vocabulary of the sample corpus."""
 
 import pytest
-from training_helpers import TRAIN
+
+from tests.training.training_helpers import TRAIN
 
 
 @pytest.fixture(scope="session")

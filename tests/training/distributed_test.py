@@ -7,11 +7,12 @@ import subprocess
 
 import numpy as np
 import pytest
-from training_helpers import cli_command
-from training_helpers import cli_env
-from training_helpers import hdf5_arrays
-from training_helpers import run_cli
-from training_helpers import tiny_train_args
+
+from tests.training.training_helpers import cli_command
+from tests.training.training_helpers import cli_env
+from tests.training.training_helpers import hdf5_arrays
+from tests.training.training_helpers import run_cli
+from tests.training.training_helpers import tiny_train_args
 
 
 def args(vocab, out, strategy):

@@ -8,12 +8,13 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
-from training_helpers import TRAIN
-from training_helpers import cli_command
-from training_helpers import cli_env
-from training_helpers import hdf5_arrays
-from training_helpers import run_cli
-from training_helpers import tiny_train_args
+
+from tests.training.training_helpers import TRAIN
+from tests.training.training_helpers import cli_command
+from tests.training.training_helpers import cli_env
+from tests.training.training_helpers import hdf5_arrays
+from tests.training.training_helpers import run_cli
+from tests.training.training_helpers import tiny_train_args
 
 
 def train_args(vocab, out):

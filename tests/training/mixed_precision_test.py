@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from training_helpers import TRAIN
 
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig
+from tests.training.training_helpers import TRAIN
 
 
 @pytest.mark.large

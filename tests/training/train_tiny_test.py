@@ -5,14 +5,14 @@ import os
 
 import numpy as np
 import pytest
-from training_helpers import TRAIN
-from training_helpers import VALID
-from training_helpers import run_cli
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.training.evaluate import unigram_perplexity
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig
+from tests.training.training_helpers import TRAIN
+from tests.training.training_helpers import VALID
+from tests.training.training_helpers import run_cli
 
 
 @pytest.mark.large

@@ -6,9 +6,9 @@ import os
 import h5py
 import numpy as np
 import pytest
-from weights_digest import weights_digest
 
 import keras_elmo
+from tests.fixtures.weights_digest import weights_digest
 
 
 def _datasets(path):

@@ -3,25 +3,18 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 import keras_elmo
+from tests.conftest import padded
+from tests.conftest import tiny_bilm
+
+SEED = 3  # the seed these tests were checked with
 
 SENTENCES = [
     "the cat sat on the mat".split(),
     "dogs bark".split(),
     "a bird sang".split(),
 ]
-
-
-def padded_tokens(sentences):
-    steps = max(len(s) for s in sentences)
-    return tf.constant([s + [""] * (steps - len(s)) for s in sentences])
-
-
-def tiny_bilm(seed=3):
-    keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
 
 
 def numpy_mix(bilm, ids, s, gamma=1.0):
@@ -37,7 +30,7 @@ def numpy_mix(bilm, ids, s, gamma=1.0):
 
 
 def test_string_tokens_and_char_ids_give_the_numpy_mix():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     s = np.array([0.5, -1.0, 2.0], np.float32)
     layer = keras_elmo.layers.ElmoLayer(
         bilm, dropout=0.0, scalar_mix_parameters=s.tolist()
@@ -45,14 +38,12 @@ def test_string_tokens_and_char_ids_give_the_numpy_mix():
     ids = keras_elmo.batch_to_ids(SENTENCES)
     expected = numpy_mix(bilm, ids, s)
     np.testing.assert_allclose(layer(ids), expected, atol=1e-6)
-    np.testing.assert_allclose(
-        layer(padded_tokens(SENTENCES)), expected, atol=1e-6
-    )
+    np.testing.assert_allclose(layer(padded(SENTENCES)), expected, atol=1e-6)
     assert not layer.trainable_weights
 
 
 def test_trainable_mixes_and_several_representations():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     layer = keras_elmo.layers.ElmoLayer(
         bilm, num_output_representations=2, dropout=0.0
     )
@@ -71,13 +62,13 @@ def test_trainable_mixes_and_several_representations():
 
 
 def test_trainable_bilm_exposes_the_bilm_weights():
-    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(), trainable_bilm=True)
+    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(SEED), trainable_bilm=True)
     layer(keras_elmo.batch_to_ids(SENTENCES))
     assert len(layer.trainable_weights) == 2 + len(layer.bilm.weights)
 
 
 def test_mask_reaches_the_next_layer():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     tokens = keras.Input(shape=(None,), dtype="string")
     elmo = keras_elmo.layers.ElmoLayer(
         bilm, dropout=0.0, scalar_mix_parameters=[0.0, 0.0, 0.0]
@@ -88,13 +79,11 @@ def test_mask_reaches_the_next_layer():
     mix = numpy_mix(bilm, ids, np.zeros(3))
     lengths = np.array([len(s) for s in SENTENCES])
     expected = mix.sum(1) / lengths[:, None]  # mean over real tokens only
-    np.testing.assert_allclose(
-        model(padded_tokens(SENTENCES)), expected, atol=1e-6
-    )
+    np.testing.assert_allclose(model(padded(SENTENCES)), expected, atol=1e-6)
 
 
 def test_dropout_only_in_training_and_zero_padding():
-    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(), dropout=0.5)
+    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(SEED), dropout=0.5)
     ids = keras_elmo.batch_to_ids(SENTENCES)
     inference = np.asarray(layer(ids, training=False))
     np.testing.assert_array_equal(inference, layer(ids, training=False))
@@ -105,7 +94,7 @@ def test_dropout_only_in_training_and_zero_padding():
 
 
 def test_l2_coef_penalises_the_mixing_weights():
-    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(), l2_coef=0.1)
+    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(SEED), l2_coef=0.1)
     layer(keras_elmo.batch_to_ids(SENTENCES))
     s = layer.scalar_mixes[0].scalar_parameters
     s.assign([1.0, 2.0, -1.0])
@@ -114,7 +103,7 @@ def test_l2_coef_penalises_the_mixing_weights():
 
 def test_downstream_tagger_trains_saves_and_reloads(tmp_path):
     keras.utils.set_random_seed(0)
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     tokens = keras.Input(shape=(None,), dtype="string", name="tokens")
     elmo = keras_elmo.layers.ElmoLayer(bilm, dropout=0.1)(tokens)
     hidden = keras.layers.Bidirectional(
@@ -126,7 +115,7 @@ def test_downstream_tagger_trains_saves_and_reloads(tmp_path):
         keras.optimizers.Adam(0.02),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
-    x = padded_tokens(SENTENCES * 4)
+    x = padded(SENTENCES * 4)
     # Tag = token length class, a learnable function of the characters.
     y = np.array(
         [
@@ -146,7 +135,7 @@ def test_downstream_tagger_trains_saves_and_reloads(tmp_path):
 
 
 def test_bad_arguments_are_named():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     with pytest.raises(ValueError, match="`dropout`.*got 1.5"):
         keras_elmo.layers.ElmoLayer(bilm, dropout=1.5)
     with pytest.raises(ValueError, match="`num_output_representations`"):

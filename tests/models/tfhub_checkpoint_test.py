@@ -7,12 +7,12 @@ import tarfile
 import numpy as np
 import pytest
 import tensorflow as tf
-from tf_checkpoint_helpers import hdf5_arrays
-from tf_checkpoint_helpers import tfhub_names
-from tf_checkpoint_helpers import write_checkpoint
 
 import keras_elmo
 from keras_elmo.cli.main import main
+from tests.models.tf_checkpoint_helpers import hdf5_arrays
+from tests.models.tf_checkpoint_helpers import tfhub_names
+from tests.models.tf_checkpoint_helpers import write_checkpoint
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs", "bark"]]
 MIX = np.array([0.3, -1.2, 0.8], np.float32)

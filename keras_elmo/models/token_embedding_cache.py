@@ -5,6 +5,7 @@ import os
 import keras
 from keras import ops
 
+from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.text import char_vocab
 
@@ -28,8 +29,6 @@ def load_vocabulary(vocabulary):
         padding token, never looked up).
     """
     if isinstance(vocabulary, (str, os.PathLike)):
-        from keras_elmo.data.vocabulary import Vocabulary
-
         vocabulary = Vocabulary.load(vocabulary)
     tokens = getattr(vocabulary, "tokens", vocabulary)
     if isinstance(tokens, (bytes, str)) or not hasattr(tokens, "__iter__"):

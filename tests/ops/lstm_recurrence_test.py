@@ -5,8 +5,8 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo.layers import residual_bilstm
-from keras_elmo.layers.lstm_recurrence import lstm_recurrence
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
+from keras_elmo.ops.lstm_recurrence import lstm_recurrence
 from keras_elmo.testing.test_case import TestCase
 
 T, B, P, H = 7, 5, 4, 6

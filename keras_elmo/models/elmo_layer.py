@@ -6,10 +6,13 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm import elmo_layers
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.utils.validation import check_positive_int
 
 
-@keras_elmo_export("keras_elmo.layers.ElmoLayer")
+@keras_elmo_export(["keras_elmo.ElmoLayer", "keras_elmo.layers.ElmoLayer"])
 class ElmoLayer(keras.layers.Layer):
     """Task-specific ELMo: `gamma * sum_j softmax(s)_j h_j` over biLM layers.
 
@@ -36,7 +39,7 @@ class ElmoLayer(keras.layers.Layer):
         vocabulary: None, a list of str tokens, or the path of a bilm-tf
             vocabulary file. Caches the biLM's token embeddings (layer 0:
             char-CNN, highway, projection) for these tokens when the layer
-            is built (`keras_elmo.layers.TokenEmbeddingCache`); string
+            is built (`keras_elmo.models.TokenEmbeddingCache`); string
             inputs then look them up in the graph and run the char-CNN
             only for the other tokens. Same outputs (up to float
             rounding), less work. Needs `trainable_bilm=False`; char-id
@@ -94,15 +97,9 @@ class ElmoLayer(keras.layers.Layer):
                 "`bilm` must be stateless inside an ElmoLayer (received a "
                 "BiLM with stateful=True); build it with stateful=False."
             )
-        if (
-            not isinstance(num_output_representations, int)
-            or num_output_representations < 1
-        ):
-            raise ValueError(
-                "Received an invalid value for argument "
-                "`num_output_representations`, expected a positive integer, "
-                f"got {num_output_representations!r}."
-            )
+        check_positive_int(
+            "num_output_representations", num_output_representations
+        )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(
                 "Received an invalid value for argument `dropout`, expected "
@@ -164,8 +161,6 @@ class ElmoLayer(keras.layers.Layer):
                 `hf://owner/repo`.
             **kwargs: `ElmoLayer` arguments (`dropout`, ...).
         """
-        from keras_elmo.models.bilm import BiLM
-
         return cls(BiLM.from_preset(name), **kwargs)
 
     @classmethod
@@ -180,9 +175,13 @@ class ElmoLayer(keras.layers.Layer):
             options: see `BiLM.from_tfhub`.
             **kwargs: `ElmoLayer` arguments (`dropout`, ...).
         """
-        from keras_elmo.weights.tfhub_checkpoint import elmo_layer_from_tfhub
-
-        return elmo_layer_from_tfhub(cls, module_dir, options, **kwargs)
+        bilm, mix = BiLM.from_tfhub(module_dir, options, return_mix=True)
+        layer = cls(bilm, **kwargs)
+        layer.build((None, None, 50))
+        for scalar_mix in layer.scalar_mixes:
+            scalar_mix.scalar_parameters.assign(mix["scalar_parameters"])
+            scalar_mix.gamma.assign(mix["gamma"])
+        return layer
 
     def build(self, inputs_shape):
         layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
@@ -220,12 +219,7 @@ class ElmoLayer(keras.layers.Layer):
     def call(self, inputs, training=None):
         outputs = self._bilm_outputs(inputs, training)
         mask = outputs["mask"]
-        word_emb = outputs["word_emb"]
-        layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
-        layers += [
-            outputs[f"lstm_outputs{k}"]
-            for k in range(1, self.bilm.num_output_layers)
-        ]
+        layers = elmo_layers(outputs)
         mixes = []
         for mix, dropout in zip(self.scalar_mixes, self.dropout_layers):
             mixed = mix(layers, mask=mask)

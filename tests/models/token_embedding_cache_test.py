@@ -6,8 +6,12 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.layers.token_embedding_cache import load_vocabulary
+from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.token_embedding_cache import load_vocabulary
+from tests.conftest import padded
+from tests.conftest import tiny_bilm
+
+SEED = 5  # the seed these tests were checked with
 
 VOCABULARY = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "on", "mat", "a"]
 # In-vocabulary and unknown tokens mixed, lengths 1..6, a repeated unknown
@@ -21,16 +25,6 @@ SENTENCES = [
 ]
 
 
-def padded(sentences):
-    steps = max(len(s) for s in sentences)
-    return tf.constant([s + [""] * (steps - len(s)) for s in sentences])
-
-
-def tiny_bilm(seed=5):
-    keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
-
-
 @pytest.fixture
 def reference_bilm(reference_weights):
     """The AllenNLP harness's `tiny` weights: activations of order 1 that
@@ -39,7 +33,7 @@ def reference_bilm(reference_weights):
 
 
 def test_cache_rows_are_the_char_cnn_of_each_token():
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     cache = TokenEmbeddingCache(VOCABULARY, bilm)
     cache.build()
     table = np.asarray(cache.embeddings)
@@ -114,7 +108,7 @@ def test_all_unknown_and_all_known_batches(reference_bilm):
 
 
 def test_saves_and_loads_with_safe_mode(tmp_path):
-    bilm = tiny_bilm()
+    bilm = tiny_bilm(SEED)
     tokens = keras.Input(shape=(None,), dtype="string")
     layer = keras_elmo.layers.ElmoLayer(
         bilm, dropout=0.0, vocabulary=VOCABULARY
@@ -162,8 +156,8 @@ def test_vocabulary_file_and_bad_vocabularies(tmp_path):
         load_vocabulary(12)
     with pytest.raises(ValueError, match="`trainable_bilm=True`"):
         keras_elmo.layers.ElmoLayer(
-            tiny_bilm(), vocabulary=VOCABULARY, trainable_bilm=True
+            tiny_bilm(SEED), vocabulary=VOCABULARY, trainable_bilm=True
         )
-    layer = keras_elmo.layers.ElmoLayer(tiny_bilm())
+    layer = keras_elmo.layers.ElmoLayer(tiny_bilm(SEED))
     with pytest.raises(ValueError, match="no token cache"):
         layer.refresh_token_cache()

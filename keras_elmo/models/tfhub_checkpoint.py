@@ -39,7 +39,7 @@ import tempfile
 
 import numpy as np
 
-from keras_elmo.weights import tf_checkpoint
+from keras_elmo.models import tf_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -133,32 +133,20 @@ def module_name(dataset):
     return SCOPE + dataset
 
 
-def bilm_from_tfhub(cls, path, options=None, **kwargs):
-    """`BiLM.from_tfhub`: the module's biLM (its mix is dropped)."""
-    config, arrays, _ = read_tfhub_module(path, options)
-    return tf_checkpoint.bilm_from_arrays(cls, arrays, config, **kwargs)
-
-
-def elmo_layer_from_tfhub(cls, path, options=None, **kwargs):
-    """`ElmoLayer.from_tfhub`: the biLM plus the module's learned mix.
-
-    Every `ScalarMix` of the layer starts from `s = aggregation/weights`,
-    `gamma = aggregation/scaling` (trainable, as with
-    `hub.Module(..., trainable=True)`); so with `dropout=0` the layer's
-    output is the module's `elmo` output.
-    """
-    from keras_elmo.models.bilm import BiLM
-
+def bilm_from_tfhub(cls, path, options=None, return_mix=False, **kwargs):
+    """`BiLM.from_tfhub`: the module's biLM, and with `return_mix` its
+    learned mix `{"scalar_parameters", "gamma"}` (`aggregation/weights`,
+    `aggregation/scaling`), which `ElmoLayer.from_tfhub` starts every
+    `ScalarMix` from (trainable, as with `hub.Module(...,
+    trainable=True)`), so that with `dropout=0` the layer's output is the
+    module's `elmo` output."""
     config, arrays, mix = read_tfhub_module(path, options)
+    bilm = tf_checkpoint.bilm_from_arrays(cls, arrays, config, **kwargs)
+    if not return_mix:
+        return bilm
     if mix is None:
         raise ValueError(
             f"TF Hub module {os.fspath(path)!r} has no {MIX_WEIGHTS!r}; use "
             "BiLM.from_tfhub and a fresh ElmoLayer."
         )
-    bilm = tf_checkpoint.bilm_from_arrays(BiLM, arrays, config)
-    layer = cls(bilm, **kwargs)
-    layer.build((None, None, 50))
-    for scalar_mix in layer.scalar_mixes:
-        scalar_mix.scalar_parameters.assign(mix["scalar_parameters"])
-        scalar_mix.gamma.assign(mix["gamma"])
-    return layer
+    return bilm, mix

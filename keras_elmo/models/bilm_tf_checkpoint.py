@@ -31,8 +31,8 @@ import os
 import h5py
 import numpy as np
 
+from keras_elmo.models import tf_checkpoint
 from keras_elmo.utils.atomic import atomic_path
-from keras_elmo.weights import tf_checkpoint
 
 logger = logging.getLogger(__name__)
 

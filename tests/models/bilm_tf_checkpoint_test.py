@@ -5,13 +5,13 @@ import json
 import h5py
 import numpy as np
 import pytest
-from tf_checkpoint_helpers import bilm_tf_names
-from tf_checkpoint_helpers import hdf5_arrays
-from tf_checkpoint_helpers import write_checkpoint
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
+from keras_elmo.models.bilm_tf_checkpoint import read_bilm_tf_checkpoint
+from tests.models.tf_checkpoint_helpers import bilm_tf_names
+from tests.models.tf_checkpoint_helpers import hdf5_arrays
+from tests.models.tf_checkpoint_helpers import write_checkpoint
 
 VOCAB = 7
 

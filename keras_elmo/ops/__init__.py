@@ -1,0 +1,1 @@
+"""Ops: differentiable functions below the layers (the LSTM time loop)."""

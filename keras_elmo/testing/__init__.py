@@ -1,0 +1,1 @@
+"""Test helpers: `TestCase` with keras-hub-style `run_*_test` harnesses."""

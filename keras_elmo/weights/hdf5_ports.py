@@ -1,0 +1,196 @@
+"""One declarative HDF5 <-> Keras weight table, and one set of checks.
+
+A weight file format is a list of `port_weight(...)` entries, as keras-hub
+ports checkpoints (`loader.port_weight(keras_variable=...,
+hf_weight_key=..., hook_fn=...)`): each names an HDF5 dataset and the
+Keras variable (or one direction of a stacked `[2, ...]` variable) that
+holds it. Two layout differences cover every ELMo file:
+
+- `leading_axis`: the file has an extra leading axis of size 1
+  (bilm-tf's conv kernels `[1, width, dim, n]`);
+- several entries with the same `hdf5_key` are stacked along the
+  dataset's first axis in table order (bilm-tf's LSTM `W_0` is the input
+  kernel's rows, then the recurrent kernel's).
+
+`read_ports` checks every dataset (present, a dataset, the shape the
+model expects, numeric, readable, finite) before assigning anything, and
+its errors name the file, the dataset and what was wrong. `write_ports`
+writes the same table atomically.
+"""
+
+import dataclasses
+import os
+
+import h5py
+import numpy as np
+
+from keras_elmo.utils.atomic import atomic_path
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightPort:
+    """One table row: a Keras variable (slice) <-> an HDF5 dataset (part)."""
+
+    keras_variable: object
+    hdf5_key: str
+    direction: int = None
+    leading_axis: bool = False
+
+    def shape(self):
+        """The shape of this entry's part of the dataset."""
+        shape = tuple(self.keras_variable.shape)
+        if self.direction is not None:
+            shape = shape[1:]
+        return (1,) + shape if self.leading_axis else shape
+
+    def value(self):
+        """The variable (slice) as a NumPy array in the file's layout."""
+        value = np.asarray(self.keras_variable.numpy())
+        if self.direction is not None:
+            value = value[self.direction]
+        return value[None] if self.leading_axis else value
+
+    def assign(self, array):
+        """Assigns `array` (this entry's part, in the file's layout)."""
+        if self.leading_axis:
+            array = array[0]
+        variable = self.keras_variable
+        if self.direction is None:
+            variable.assign(array.astype(variable.dtype))
+            return
+        value = np.array(variable.numpy())
+        value[self.direction] = array
+        variable.assign(value)
+
+
+def port_weight(keras_variable, hdf5_key, direction=None, leading_axis=False):
+    """A `WeightPort`: `keras_variable` (its `direction` slice if given,
+    an extra leading axis in the file if `leading_axis`) <-> `hdf5_key`."""
+    return WeightPort(keras_variable, hdf5_key, direction, leading_axis)
+
+
+@dataclasses.dataclass(frozen=True)
+class FileKind:
+    """What the error messages call a file format, and their hints."""
+
+    name: str  # "Weights" or "Softmax": starts every message
+    layout: str = ""  # after "is not an HDF5 file"
+    missing: str = ""  # after "has no dataset ... (expected shape ...)"
+    shape_source: str = ""  # where the expected shape comes from
+    shape_question: str = ""  # the likely cause of a shape mismatch
+
+
+def _group(ports):
+    """`{hdf5_key: [ports]}` in table order."""
+    groups = {}
+    for port in ports:
+        groups.setdefault(port.hdf5_key, []).append(port)
+    return groups
+
+
+def _dataset_shape(parts):
+    shapes = [port.shape() for port in parts]
+    if len(shapes) == 1:
+        return shapes[0]
+    return (sum(s[0] for s in shapes),) + shapes[0][1:]
+
+
+def read_float_dataset(path, dataset, kind):
+    """A numeric HDF5 dataset as float32; a clear error for anything else.
+
+    `kind` ("Weights", "Softmax") starts the message, which names the file,
+    the dataset, and the dtype found or the read error (a truncated file
+    often opens but fails here).
+    """
+    if dataset.dtype.kind not in "fiu":
+        raise ValueError(
+            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r}: "
+            f"expected numbers (float32), found dtype {dataset.dtype}."
+        )
+    try:
+        return np.asarray(dataset[...], dtype=np.float32)
+    except (OSError, RuntimeError, ValueError) as e:
+        raise ValueError(
+            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r} "
+            f"cannot be read (is the file truncated or corrupt?): {e}"
+        ) from e
+
+
+def _open(path, kind):
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{kind.name} file not found: {path!r}.")
+    if not h5py.is_hdf5(path):
+        raise ValueError(
+            f"{kind.name} file {path!r} is not an HDF5 file{kind.layout}."
+        )
+    try:
+        return h5py.File(path, "r")
+    except OSError as e:
+        raise ValueError(
+            f"Cannot read {kind.name.lower()} file {path!r}: {e}"
+        ) from e
+
+
+def _read_checked(f, path, key, expected, kind):
+    if key not in f or not isinstance(f[key], h5py.Dataset):
+        raise ValueError(
+            f"{kind.name} file {path!r} has no dataset {key!r} (expected "
+            f"shape {expected}){kind.missing}."
+        )
+    dataset = f[key]
+    if tuple(dataset.shape) != expected:
+        raise ValueError(
+            f"{kind.name} file {path!r}, dataset {key!r}: expected shape "
+            f"{expected} ({kind.shape_source}), found "
+            f"{tuple(dataset.shape)}. {kind.shape_question}"
+        )
+    array = read_float_dataset(path, dataset, kind.name)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(
+            f"{kind.name} file {path!r}, dataset {key!r} holds non-finite "
+            "values (NaN or inf)."
+        )
+    return array
+
+
+def read_ports(path, ports, kind):
+    """Checks every dataset of the table in `path`, then assigns them all.
+
+    Returns:
+        int, the number of datasets read.
+
+    Raises:
+        FileNotFoundError: `path` does not exist.
+        ValueError: not HDF5, unreadable, or a dataset missing, of another
+            shape, not numeric, unreadable or non-finite; nothing is
+            assigned then.
+    """
+    path = os.fspath(path)
+    groups = _group(ports)
+    arrays = {}
+    with _open(path, kind) as f:
+        for key, parts in groups.items():
+            expected = _dataset_shape(parts)
+            arrays[key] = _read_checked(f, path, key, expected, kind)
+    for key, parts in groups.items():
+        start = 0
+        for port in parts:
+            rows = port.shape()[0] if len(parts) > 1 else None
+            if rows is None:
+                port.assign(arrays[key])
+            else:
+                port.assign(arrays[key][start : start + rows])
+                start += rows
+    return len(groups)
+
+
+def write_ports(path, ports, dtype="float32"):
+    """Writes the table's datasets to `path` atomically (temp + rename)."""
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as f:
+            for key, parts in _group(ports).items():
+                values = [port.value() for port in parts]
+                array = (
+                    values[0] if len(values) == 1 else np.concatenate(values)
+                )
+                f.create_dataset(key, data=array.astype(dtype))
