@@ -55,19 +55,8 @@ def read_bilm_tf_checkpoint(path, options=None):
     prefix = tf_checkpoint.checkpoint_prefix(path, "bilm-tf checkpoint")
     source = f"bilm-tf checkpoint {prefix!r}"
     variables = tf_checkpoint.read_variables(prefix)
-    arrays, names = {}, {}
-    for name, value in variables.items():
-        if not name.startswith(SCOPE):
-            continue
-        key = tf_checkpoint.hdf5_name(name[len(SCOPE) :])
-        arrays[key], names[key] = value, name
-    if "char_embed" in arrays:
-        arrays["char_embed"] = tf_checkpoint.drop_padding_row(
-            arrays["char_embed"], source, names["char_embed"]
-        )
-    config = tf_checkpoint.infer_config(arrays, source, options)
-    tf_checkpoint.check_arrays(
-        arrays, config, source, lambda n: names.get(n) or SCOPE + n
+    config, arrays, names = tf_checkpoint.scoped_bilm_arrays(
+        variables, SCOPE, source, options, lambda n: SCOPE + n
     )
     softmax = None
     if all(name in arrays for name in SOFTMAX):

@@ -174,3 +174,36 @@ def bilm_from_arrays(cls, arrays, config, **kwargs):
             for name in expected_weight_shapes(config):
                 f.create_dataset(name, data=arrays[name].astype(np.float32))
         return cls.from_allennlp(config.to_options_dict(), path, **kwargs)
+
+
+def scoped_bilm_arrays(variables, scope, source, options, original_name):
+    """The biLM weights under `scope` of a TF1 checkpoint, checked.
+
+    Args:
+        variables: `{checkpoint name: array}` (`read_variables`).
+        scope: str, the prefix of the biLM's variables (`"lm/"`, ...).
+        source: str, how errors name the checkpoint.
+        options: options.json path or dict, or None to infer them.
+        original_name: `hdf5 key -> checkpoint name` for keys the
+            checkpoint lacks, so an error names what was expected.
+
+    Returns:
+        `(config, arrays, names)`: the `BiLMConfig`, the weights in the
+        HDF5 layout (the char embedding without its padding row) and each
+        key's checkpoint name.
+    """
+    arrays, names = {}, {}
+    for name, value in variables.items():
+        if not name.startswith(scope):
+            continue
+        key = hdf5_name(name[len(scope) :])
+        arrays[key], names[key] = value, name
+    if "char_embed" in arrays:
+        arrays["char_embed"] = drop_padding_row(
+            arrays["char_embed"], source, names["char_embed"]
+        )
+    config = infer_config(arrays, source, options)
+    check_arrays(
+        arrays, config, source, lambda n: names.get(n) or original_name(n)
+    )
+    return config, arrays, names

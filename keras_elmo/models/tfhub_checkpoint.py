@@ -88,19 +88,8 @@ def read_tfhub_module(path, options=None):
     source = f"TF Hub module {os.fspath(path)!r}"
     with module_folder(path) as prefix:
         variables = tf_checkpoint.read_variables(prefix)
-    arrays, names = {}, {}
-    for name, value in variables.items():
-        if not name.startswith(SCOPE):
-            continue
-        key = tf_checkpoint.hdf5_name(name[len(SCOPE) :])
-        arrays[key], names[key] = value, name
-    if "char_embed" in arrays:
-        arrays["char_embed"] = tf_checkpoint.drop_padding_row(
-            arrays["char_embed"], source, names["char_embed"]
-        )
-    config = tf_checkpoint.infer_config(arrays, source, options)
-    tf_checkpoint.check_arrays(
-        arrays, config, source, lambda n: names.get(n) or module_name(n)
+    config, arrays, names = tf_checkpoint.scoped_bilm_arrays(
+        variables, SCOPE, source, options, module_name
     )
     mix = None
     if MIX_WEIGHTS in variables:
