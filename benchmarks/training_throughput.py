@@ -3,6 +3,8 @@
     python benchmarks/training_throughput.py [--preset small]
         [--batch 64x20] [--vocabulary 50000] [--num-sampled 8192]
         [--runs 5] [--threads 2]
+    python benchmarks/training_throughput.py --text FILE [--lines 128]
+        [--workload file|sorted] [--padded] [--json OUT]
 
 One full training step as `keras_elmo.training.Trainer` runs it (training
 call with dropout 0.1, sampled-softmax loss of both directions, gradients,
@@ -13,6 +15,16 @@ part once per distinct word, over the char-CNN windows computed; plus the
 sampled softmax, `2 * 2 * (num_sampled + 1) * P`). Prints tokens/s, GFLOP/s, and
 the same-process matmul GFLOP/s at the LSTM's input-product shape
 (`B*T x 2P` times `2P x 4H`) and the ratio between them.
+
+With `--text`, the steps run over real sentences instead
+(`real_text.batches`: the first `--lines` lines of >= 3 tokens cut at 64,
+batches of 64 at their natural lengths in file order, or sorted by length
+(`--workload sorted`, what length bucketing achieves at best), random
+target ids at the real positions); one warm-up pass over the batches, then
+`--runs` passes, tokens/s = real tokens / median pass seconds.
+`--padded` runs the biLSTM's padded loop (`ResidualBiLSTM.packed =
+False`, every release before issue 16). `--json` also writes the figure
+with provenance.
 """
 
 import argparse
@@ -33,6 +45,11 @@ def main(argv=None):
     parser.add_argument("--num-sampled", type=int, default=8192)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--text", help="real sentences, one a line")
+    parser.add_argument("--lines", type=int, default=128)
+    parser.add_argument("--workload", default="file")
+    parser.add_argument("--padded", action="store_true")
+    parser.add_argument("--json", help="write the result here too")
     args = parser.parse_args(argv)
 
     import numpy as np
@@ -67,7 +84,20 @@ def main(argv=None):
         rng.integers(0, args.vocabulary, (batch, steps + 1)).astype("int32")
     )
 
-    @tf.function
+    if args.padded:
+        from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
+
+        for layer in model._flatten_layers():
+            if isinstance(layer, ResidualBiLSTM):
+                layer.packed = False
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec((None, None, 50), tf.int32),
+            tf.TensorSpec((None, None), tf.int32),
+            tf.TensorSpec((), tf.int64),
+        ]
+    )
     def train_step(ids, targets, step):
         with tf.GradientTape() as tape:
             hidden = model(ids, training=True)
@@ -88,6 +118,8 @@ def main(argv=None):
         optimizer.apply_gradients(zip(grads, variables))
         return loss
 
+    if args.text:
+        return text_throughput(args, train_step, tf, keras_elmo)
     train_step(ids, targets, tf.constant(0, tf.int64)).numpy()
     times = []
     for run in range(args.runs):
@@ -117,6 +149,61 @@ def main(argv=None):
         f"{achieved:.1f} GFLOP/s; matmul {m}x{k}x{n}: "
         f"{matmul_gflops:.1f} GFLOP/s; ratio {achieved / matmul_gflops:.2f}"
     )
+
+
+def text_throughput(args, train_step, tf, keras_elmo):
+    """`--text`: training tokens/s over real-text batches."""
+    import numpy as np
+    import provenance
+    import real_text
+
+    groups = real_text.batches(args.workload, args.text, args.lines)
+    rng = np.random.default_rng(0)
+    feeds = []
+    for group in groups:
+        lengths = np.array([len(s) for s in group])
+        targets = rng.integers(
+            0, args.vocabulary, (len(group), lengths.max() + 1)
+        )
+        real = np.arange(lengths.max() + 1)[None, :] <= lengths[:, None]
+        feeds.append(
+            (
+                tf.constant(keras_elmo.batch_to_ids(group), tf.int32),
+                tf.constant(np.where(real, targets, -1).astype("int32")),
+            )
+        )
+
+    def one_pass(offset):
+        start = time.perf_counter()
+        for i, (ids, targets) in enumerate(feeds):
+            step = tf.constant(offset + i, tf.int64)
+            train_step(ids, targets, step).numpy()
+        return time.perf_counter() - start
+
+    one_pass(0)
+    seconds = [one_pass((run + 1) * len(feeds)) for run in range(args.runs)]
+    shape = real_text.describe(groups)
+    speed = shape["tokens"] / statistics.median(seconds)
+    loop = "padded" if args.padded else "packed"
+    print(
+        f"{args.preset} train on {args.workload} text ({shape['tokens']} "
+        f"tokens, {shape['real_fraction']:.0%} of padded positions real), "
+        f"{loop} biLSTM: {speed:.0f} tokens/s"
+    )
+    if args.json:
+        provenance.write_json(
+            args.json,
+            {
+                "provenance": provenance.provenance(),
+                "preset": args.preset,
+                "workload": args.workload,
+                "text": args.text,
+                "bilstm_loop": loop,
+                "seconds_per_pass": seconds,
+                "tokens_per_s": round(speed, 1),
+                **shape,
+            },
+        )
 
 
 if __name__ == "__main__":
