@@ -15,6 +15,7 @@ the same machine. Needs the AllenNLP venv (`shared/ref/setup_ref.sh`).
     python benchmarks/allennlp_side_by_side.py --text FILE [--lines 128]
         [--rounds 3] [--runs 2] [--workloads file,sorted,uniform]
         [--text-variants fp32,fp32-padded,bf16,cache]
+        [--allennlp-variants plain,cache]
         [--out benchmarks/results/allennlp_side_by_side.json]
 
 With `--text`, each round runs `benchmarks/allennlp_text_bench.py`
@@ -109,6 +110,7 @@ def main(argv=None):
     parser.add_argument(
         "--text-variants", default="fp32,fp32-padded,bf16,cache"
     )
+    parser.add_argument("--allennlp-variants", default="plain,cache")
     parser.add_argument(
         "--out",
         default=os.path.join(HERE, "results", "allennlp_side_by_side.json"),

@@ -68,7 +68,9 @@ def run_round(args, weights_dir):
     ]
     load = [os.getloadavg()[0]]
     allen = _run(
-        [args.ref_python, os.path.join(HERE, "allennlp_text_bench.py")] + common
+        [args.ref_python, os.path.join(HERE, "allennlp_text_bench.py")]
+        + common
+        + ["--variants", args.allennlp_variants]
     )
     load.append(os.getloadavg()[0])
     ours = _run(
