@@ -298,3 +298,28 @@ class PackedRecurrenceTest(TestCase):
         self.assertRelativeClose(
             ops.cast(out, "float32"), expected[0], tol=0.03
         )
+
+    def test_eager_calls_with_other_sizes(self):
+        # The eager calls share one traced function per clip setting; a
+        # call with other widths must retrace, not reuse shapes.
+        for hidden, proj, seed in ((H, P, 12), (2 * H, 3, 13), (H, P, 14)):
+            rng = np.random.default_rng(seed)
+            sizes = np.array([2, 1], "int32")
+            args = [
+                rng.normal(size=shape).astype("float32")
+                for shape in (
+                    (3, 2, 4 * hidden),
+                    (2, 2, proj),
+                    (2, 2, hidden),
+                    (2, proj, 4 * hidden),
+                    (2, hidden, proj),
+                )
+            ]
+            out, h, c = packed_recurrence.packed_lstm_recurrence(
+                args[0], sizes, *args[1:], **CLIPS
+            )
+            self.assertEqual(tuple(out.shape), (3, 2, proj))
+            self.assertEqual(tuple(c.shape), (2, 2, hidden))
+            # Row 1 (one step) ends at packed step 1, row 0 at step 2.
+            self.assertAllEqual(h[1], out[1])
+            self.assertAllEqual(h[0], out[2])
