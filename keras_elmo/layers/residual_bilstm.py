@@ -290,6 +290,7 @@ class ResidualBiLSTM(keras.layers.Layer):
         batch_sizes, indices, order = packed_recurrence.packing(lengths)
         shape = ops.shape(inputs)[:2]
         layer_input = packed_recurrence.pack(inputs, indices)  # [N, 2, P]
+        unsort = ops.argsort(order)
         outputs, final_h, final_c = [], [], []
         for layer in range(self.num_layers):
             if initial_state is None:
@@ -333,7 +334,6 @@ class ResidualBiLSTM(keras.layers.Layer):
             if layer > 0 and self.use_skip_connections:
                 sequence = sequence + layer_input
             # Back to the caller's row order, [2, B, D].
-            unsort = ops.argsort(order)
             final_h.append(ops.transpose(ops.take(h, unsort, 0), (1, 0, 2)))
             final_c.append(ops.transpose(ops.take(c, unsort, 0), (1, 0, 2)))
             outputs.append(packed_recurrence.unpack(sequence, indices, shape))
