@@ -11,6 +11,21 @@ weights from the harness's `make_weights.py`, 64 sentences x 20 tokens,
 same sentences, then prints the tokens/s of each and their ratios with the
 load average before and after, so a ratio is measured within minutes on
 the same machine. Needs the AllenNLP venv (`shared/ref/setup_ref.sh`).
+
+    python benchmarks/allennlp_side_by_side.py --text FILE [--lines 128]
+        [--rounds 3] [--runs 2] [--workloads file,sorted,uniform]
+        [--text-variants fp32,fp32-padded,bf16,cache]
+        [--allennlp-variants plain,cache]
+        [--out benchmarks/results/allennlp_side_by_side.json]
+
+With `--text`, each round runs `benchmarks/allennlp_text_bench.py`
+(AllenNLP, plain and `vocab_to_cache`) and then
+`benchmarks/text_inference.py` (keras_elmo) on the workloads of
+`benchmarks/real_text.py`: the file's sentences at their natural lengths
+in file order, the same sorted by length, and the uniform 64 x 20 batch.
+`benchmarks/text_side_by_side.py` turns the passes into tokens/s and the
+ratio of medians (all passes of all rounds) with the min-max of the
+per-round ratios, written with provenance to `--out`.
 """
 
 import argparse
@@ -89,7 +104,23 @@ def main(argv=None):
         "--variants", default="fp32,fp32-every-token,bf16,cache,bf16+cache"
     )
     parser.add_argument("--jit", action="store_true")
+    parser.add_argument("--text", help="real sentences, one a line")
+    parser.add_argument("--lines", type=int, default=128)
+    parser.add_argument("--workloads", default="file,sorted,uniform")
+    parser.add_argument(
+        "--text-variants", default="fp32,fp32-padded,bf16,cache"
+    )
+    parser.add_argument("--allennlp-variants", default="plain,cache")
+    parser.add_argument(
+        "--out",
+        default=os.path.join(HERE, "results", "allennlp_side_by_side.json"),
+    )
     args = parser.parse_args(argv)
+    if args.text:
+        sys.path.insert(0, HERE)
+        import text_side_by_side
+
+        return text_side_by_side.run(args, WEIGHTS_DIR)
 
     for round_ in range(args.rounds):
         before = os.getloadavg()[0]

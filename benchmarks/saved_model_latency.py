@@ -2,7 +2,8 @@
 
     python benchmarks/saved_model_latency.py [--preset elmo_small_en]
         [--model DIR] [--tokens 20] [--calls 300] [--warmup 20]
-        [--threads 2] [--vocab]
+        [--threads 2] [--vocab] [--lengths 20,3,7,12,5,9,16,2]
+        [--loops packed,padded] [--json OUT]
 
 Exports `BiLM.from_preset(--preset)` with `keras_elmo.export_saved_model`
 to a temporary directory (or uses the SavedModel `--model`), loads it with
@@ -15,16 +16,25 @@ gets a different sentence (drawn from a fixed word list, seeded), so no
 result cache can answer. Prints p50, p90, p99 and max in ms. With
 `--vocab`, the export holds the token-embedding cache of the preset's
 `vocab.txt` (`export_saved_model(..., vocabulary=...)`).
+
+`--lengths` makes each call a batch of sentences of those lengths instead
+(one a comma-separated entry). `--loops packed,padded` exports the preset
+twice, with the biLSTM over real tokens only (`packed`, the default) and
+with `ResidualBiLSTM.packed = False` (`padded`, every release before
+issue 16), and alternates calls between them. `--json` also writes the
+percentiles with provenance.
 """
 
 import argparse
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 WORDS = (
     "the of and to in a is that for it as was with be by on not he I this "
@@ -55,7 +65,18 @@ def main(argv=None):
         action="store_true",
         help="Export with the preset's vocab.txt as token cache.",
     )
+    parser.add_argument("--lengths", help="comma-separated lengths")
+    parser.add_argument("--loops", default="packed")
+    parser.add_argument("--json", help="write the percentiles here too")
     args = parser.parse_args(argv)
+    lengths = (
+        [int(n) for n in args.lengths.split(",")]
+        if args.lengths
+        else [args.tokens]
+    )
+    loops = args.loops.split(",")
+    if args.model and loops != ["packed"]:
+        parser.error("`--loops` needs an export of `--preset`, not `--model`.")
 
     import tensorflow as tf
 
@@ -63,38 +84,14 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.model
-        if path is None:
-            import keras_elmo
-
-            path = os.path.join(tmp, "elmo")
-            from keras_elmo.presets import preset_dir
-
-            bilm = keras_elmo.BiLM.from_preset(args.preset)
-            vocab = os.path.join(preset_dir(args.preset), "vocab.txt")
-            keras_elmo.export_saved_model(
-                bilm, path, vocabulary=vocab if args.vocab else None
-            )
-            del bilm
-        model = tf.saved_model.load(path)
-        default = model.signatures["default"]
-        tokens_fn = model.signatures["tokens"]
         rng = random.Random(0)
-
-        def sentence():
-            return [rng.choice(WORDS) for _ in range(args.tokens)]
-
-        def call_default():
-            text = tf.constant([" ".join(sentence())])
-            return default(text=text)["elmo"].numpy()
-
-        def call_tokens():
-            tokens = tf.constant([sentence()])
-            length = tf.constant([args.tokens], tf.int32)
-            out = tokens_fn(tokens=tokens, sequence_len=length)
-            return out["elmo"].numpy()
-
-        calls = {"default": call_default, "tokens": call_tokens}
+        calls = {}
+        for loop in loops:
+            model = tf.saved_model.load(
+                args.model or export(args, loop, os.path.join(tmp, loop))
+            )
+            for name, fn in make_calls(tf, model, rng, lengths).items():
+                calls[name if len(loops) == 1 else f"{loop}/{name}"] = fn
         for fn in calls.values():
             for _ in range(args.warmup):
                 fn()
@@ -105,11 +102,11 @@ def main(argv=None):
                 start = time.perf_counter()
                 out = fn()
                 times[name].append((time.perf_counter() - start) * 1e3)
-                assert out.shape[:2] == (1, args.tokens), out.shape
+                assert out.shape[:2] == (len(lengths), max(lengths))
         print(
-            f"{path if args.model else args.preset}"
-            f"{' with token cache' if args.vocab else ''}: 1 x {args.tokens} "
-            f"tokens, {args.calls} calls per signature after {args.warmup} "
+            f"{args.model or args.preset}"
+            f"{' with token cache' if args.vocab else ''}: sentences of "
+            f"{lengths} tokens, {args.calls} calls each after {args.warmup} "
             f"warm-up, threads={args.threads}, load "
             f"{start_load:.1f} -> {os.getloadavg()[0]:.1f}"
         )
@@ -121,6 +118,65 @@ def main(argv=None):
                 f"max {max(values):6.1f} ms  "
                 f"mean {statistics.mean(values):6.1f} ms"
             )
+        if args.json:
+            import provenance
+
+            provenance.write_json(
+                args.json,
+                {
+                    "provenance": provenance.provenance(),
+                    "model": args.model or args.preset,
+                    "vocab": args.vocab,
+                    "lengths": lengths,
+                    "calls": args.calls,
+                    "ms": {
+                        name: {
+                            "p50": round(percentile(v, 50), 2),
+                            "p90": round(percentile(v, 90), 2),
+                            "p99": round(percentile(v, 99), 2),
+                        }
+                        for name, v in times.items()
+                    },
+                },
+            )
+
+
+def export(args, loop, path):
+    """Exports `--preset` with the biLSTM's `loop` (packed or padded)."""
+    import keras_elmo
+    from keras_elmo.presets import preset_dir
+
+    bilm = keras_elmo.BiLM.from_preset(args.preset)
+    bilm.bilstm.packed = loop == "packed"
+    vocab = os.path.join(preset_dir(args.preset), "vocab.txt")
+    keras_elmo.export_saved_model(
+        bilm, path, vocabulary=vocab if args.vocab else None
+    )
+    return path
+
+
+def make_calls(tf, model, rng, lengths):
+    """`{signature: call}`: each call a fresh batch of `lengths` words."""
+    default = model.signatures["default"]
+    tokens_fn = model.signatures["tokens"]
+
+    def sentences():
+        return [[rng.choice(WORDS) for _ in range(n)] for n in lengths]
+
+    def call_default():
+        text = tf.constant([" ".join(s) for s in sentences()])
+        return default(text=text)["elmo"].numpy()
+
+    def call_tokens():
+        rows = sentences()
+        tokens = [s + [""] * (max(lengths) - len(s)) for s in rows]
+        out = tokens_fn(
+            tokens=tf.constant(tokens),
+            sequence_len=tf.constant(lengths, tf.int32),
+        )
+        return out["elmo"].numpy()
+
+    return {"default": call_default, "tokens": call_tokens}
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
     python benchmarks/training_throughput.py [--preset small]
         [--batch 64x20] [--vocabulary 50000] [--num-sampled 8192]
         [--runs 5] [--threads 2]
+    python benchmarks/training_throughput.py --text FILE [--lines 128]
+        [--workloads file,sorted] [--loops packed,padded] [--json OUT]
 
 One full training step as `keras_elmo.training.Trainer` runs it (training
 call with dropout 0.1, sampled-softmax loss of both directions, gradients,
@@ -13,6 +15,17 @@ part once per distinct word, over the char-CNN windows computed; plus the
 sampled softmax, `2 * 2 * (num_sampled + 1) * P`). Prints tokens/s, GFLOP/s, and
 the same-process matmul GFLOP/s at the LSTM's input-product shape
 (`B*T x 2P` times `2P x 4H`) and the ratio between them.
+
+With `--text`, the steps run over real sentences instead
+(`real_text.batches`: the first `--lines` lines of >= 3 tokens cut at 64,
+batches of 64 at their natural lengths in file order (`file`, no
+bucketing), or sorted by length (`sorted`, what length bucketing achieves
+at best), random target ids at the real positions); for each loop of the
+biLSTM (`packed`: real tokens only; `padded`: `ResidualBiLSTM.packed =
+False`, every release before issue 16) one traced step function, one
+warm-up pass, then `--runs` passes, the loops taking turns pass by pass;
+tokens/s = real tokens / median pass seconds. `--json` also writes the
+figures with provenance.
 """
 
 import argparse
@@ -33,6 +46,11 @@ def main(argv=None):
     parser.add_argument("--num-sampled", type=int, default=8192)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--text", help="real sentences, one a line")
+    parser.add_argument("--lines", type=int, default=128)
+    parser.add_argument("--workloads", default="file,sorted")
+    parser.add_argument("--loops", default="packed,padded")
+    parser.add_argument("--json", help="write the result here too")
     args = parser.parse_args(argv)
 
     import numpy as np
@@ -67,7 +85,6 @@ def main(argv=None):
         rng.integers(0, args.vocabulary, (batch, steps + 1)).astype("int32")
     )
 
-    @tf.function
     def train_step(ids, targets, step):
         with tf.GradientTape() as tape:
             hidden = model(ids, training=True)
@@ -88,6 +105,9 @@ def main(argv=None):
         optimizer.apply_gradients(zip(grads, variables))
         return loss
 
+    if args.text:
+        return text_throughput(args, model, train_step, tf, keras_elmo)
+    train_step = tf.function(train_step)
     train_step(ids, targets, tf.constant(0, tf.int64)).numpy()
     times = []
     for run in range(args.runs):
@@ -117,6 +137,104 @@ def main(argv=None):
         f"{achieved:.1f} GFLOP/s; matmul {m}x{k}x{n}: "
         f"{matmul_gflops:.1f} GFLOP/s; ratio {achieved / matmul_gflops:.2f}"
     )
+
+
+def text_throughput(args, model, step_fn, tf, keras_elmo):
+    """`--text`: training tokens/s over real-text batches, per loop."""
+    import provenance
+
+    from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
+
+    bilstm = [
+        layer
+        for layer in model._flatten_layers()
+        if isinstance(layer, ResidualBiLSTM)
+    ]
+    spec = [
+        tf.TensorSpec((None, None, 50), tf.int32),
+        tf.TensorSpec((None, None), tf.int32),
+        tf.TensorSpec((), tf.int64),
+    ]
+    results = []
+    for workload in args.workloads.split(","):
+        steps = {}
+        feeds = text_feeds(args, workload, tf, keras_elmo)
+        for loop in args.loops.split(","):
+            for layer in bilstm:  # read when the step is traced
+                layer.packed = loop == "packed"
+            steps[loop] = tf.function(step_fn, input_signature=spec)
+            time_pass(steps[loop], feeds[1], 0)  # trace, warm up
+        seconds = {loop: [] for loop in steps}
+        for run in range(args.runs):
+            for loop, step in steps.items():
+                offset = (run + 1) * len(feeds[1])
+                seconds[loop].append(time_pass(step, feeds[1], offset))
+        for loop in steps:
+            speed = feeds[0]["tokens"] / statistics.median(seconds[loop])
+            print(
+                f"{args.preset} train on {workload} text "
+                f"({feeds[0]['tokens']} tokens, "
+                f"{feeds[0]['real_fraction']:.0%} of padded positions real),"
+                f" {loop} biLSTM: {speed:.0f} tokens/s",
+                flush=True,
+            )
+            results.append(
+                {
+                    "workload": workload,
+                    "bilstm_loop": loop,
+                    "seconds_per_pass": seconds[loop],
+                    "tokens_per_s": round(speed, 1),
+                    **feeds[0],
+                }
+            )
+    if args.json:
+        provenance.write_json(
+            args.json,
+            {
+                "provenance": provenance.provenance(),
+                "preset": args.preset,
+                "text": args.text,
+                "lines": args.lines,
+                "results": results,
+            },
+        )
+
+
+def time_pass(step, feeds, offset):
+    start = time.perf_counter()
+    for i, (ids, targets) in enumerate(feeds):
+        step(ids, targets, tf_constant(offset + i)).numpy()
+    return time.perf_counter() - start
+
+
+def tf_constant(value):
+    import tensorflow as tf
+
+    return tf.constant(value, tf.int64)
+
+
+def text_feeds(args, workload, tf, keras_elmo):
+    """`(description, [(char_ids, targets)])` of one workload."""
+    import numpy as np
+    import real_text
+
+    groups = real_text.batches(workload, args.text, args.lines)
+    rng = np.random.default_rng(0)
+    feeds = []
+    for group in groups:
+        lengths = np.array([len(s) for s in group])
+        targets = rng.integers(
+            0, args.vocabulary, (len(group), lengths.max() + 1)
+        )
+        real = np.arange(lengths.max() + 1)[None, :] <= lengths[:, None]
+        feeds.append(
+            (
+                tf.constant(keras_elmo.batch_to_ids(group), tf.int32),
+                tf.constant(np.where(real, targets, -1).astype("int32")),
+            )
+        )
+
+    return real_text.describe(groups), feeds
 
 
 if __name__ == "__main__":

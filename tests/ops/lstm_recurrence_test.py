@@ -283,6 +283,9 @@ class LSTMRecurrenceTest(TestCase):
             H, P, num_layers=2, cell_clip=CELL_CLIP, projection_clip=PROJ_CLIP
         )
         layer.build((None, None, P))
+        # The padded loop (the packed one is tested against it in
+        # residual_bilstm_packed_test.py).
+        layer.packed = False
         for v in layer.trainable_variables:
             v.assign(3.0 * rng.normal(size=v.shape).astype("float32"))
         x = tf.constant(rng.normal(size=(B, T, P)).astype("float32"))
