@@ -44,9 +44,21 @@ def figures(document):
 
 
 def lookup(payload, key):
-    value = payload
-    for part in key.split("/"):
-        value = value[int(part)] if isinstance(value, list) else value[part]
+    """`payload[k1][k2]...` for `key` = "k1/k2/..."; a JSON key that
+    itself holds "/" (e.g. "keras_elmo/fp32") is matched whole, the
+    longest first."""
+    value, parts = payload, key.split("/")
+    while parts:
+        if isinstance(value, list):
+            value, parts = value[int(parts[0])], parts[1:]
+            continue
+        for end in range(len(parts), 0, -1):
+            name = "/".join(parts[:end])
+            if name in value:
+                value, parts = value[name], parts[end:]
+                break
+        else:
+            raise KeyError(f"{key!r}: no key {parts[0]!r}")
     return value
 
 
