@@ -225,17 +225,7 @@ def _recurrence(cell_clip, projection_clip):
                 ops.reshape(x, (steps,) + ops.shape(x)[1:]) for x in stacked
             ]
             return _backward(
-                real,
-                h0,
-                c0,
-                recurrent_kernel,
-                projection_kernel,
-                saved,
-                d_outputs,
-                d_h,
-                d_c,
-                cell_clip,
-                projection_clip,
+                real, (h0, c0), k, clips, saved, (d_outputs, d_h, d_c)
             )
 
         return (hs, h, c), grad
@@ -243,20 +233,45 @@ def _recurrence(cell_clip, projection_clip):
     return run
 
 
-def _backward(
-    real,
-    h0,
-    c0,
-    recurrent_kernel,
-    projection_kernel,
-    saved,
-    d_outputs,
-    d_h,
-    d_c,
-    cell_clip,
-    projection_clip,
-):
-    """Gradients of `run`'s inputs from the saved forward values."""
+def gate_gradient_factors(gates, c_prev, tanh_c, cell_passes):
+    """The step-local factors of the LSTM cell's backward pass.
+
+    With `gates = (i, j, f, o)` after their activations (`sigmoid`,
+    `tanh`, `sigmoid`, `sigmoid`), `c_raw = i j + f c_prev`,
+    `m = o tanh(clip(c_raw))`:
+
+        m_to_c_raw = dm/dc_raw = o (1 - tanh(c)^2) [c_raw inside the clip]
+        to_z = d[c_raw, c_raw, c_raw, m] / dz
+             = [j i (1 - i), i (1 - j^2), c_prev f (1 - f), tanh(c) o (1 - o)]
+
+    so `dz = [dc_raw, dc_raw, dc_raw, dm] * to_z` (gate order of the
+    kernels). Shared by the padded and the packed recurrence.
+    """
+    in_gate, candidate, forget_gate, out_gate = gates
+    m_to_c_raw = out_gate * (1.0 - tanh_c * tanh_c) * cell_passes
+    to_z = ops.concatenate(
+        [
+            candidate * in_gate * (1.0 - in_gate),
+            in_gate * (1.0 - candidate * candidate),
+            c_prev * forget_gate * (1.0 - forget_gate),
+            tanh_c * out_gate * (1.0 - out_gate),
+        ],
+        axis=-1,
+    )
+    return m_to_c_raw, to_z
+
+
+def _backward(real, initial, kernels, clips, saved, upstream):
+    """Gradients of `run`'s inputs from the saved forward values.
+
+    `initial` is `(h0, c0)`, `kernels` `(recurrent, projection)`, `clips`
+    `(cell, projection)` as in `_cell_step`; `upstream` holds the
+    gradients of the outputs `(hs, h, c)`.
+    """
+    h0, c0 = initial
+    recurrent_kernel, projection_kernel = kernels
+    cell_clip, projection_clip = clips
+    d_outputs, d_h, d_c = upstream
     dtype = keras.backend.standardize_dtype(h0.dtype)
     hs, cs, in_gate, candidate, forget_gate, out_gate, c_raw, h_raw = saved
     steps = ops.shape(hs)[0]
@@ -275,15 +290,8 @@ def _backward(
     #   dc_prev = dc_raw * sigmoid(f) + dc * held
     to_h_raw = _passes(ops.cast(h_raw, "float32"), projection_clip) * r
     to_c_raw = cell_passes * r
-    m_to_c_raw = out_gate * (1.0 - tanh_c * tanh_c) * cell_passes
-    to_z = ops.concatenate(
-        [
-            candidate * in_gate * (1.0 - in_gate),
-            in_gate * (1.0 - candidate * candidate),
-            c_prev * forget_gate * (1.0 - forget_gate),
-            tanh_c * out_gate * (1.0 - out_gate),
-        ],
-        axis=-1,
+    m_to_c_raw, to_z = gate_gradient_factors(
+        (in_gate, candidate, forget_gate, out_gate), c_prev, tanh_c, cell_passes
     )
     held = 1.0 - r
     # Transposed once, outside the loop, for the per-direction matmuls.
@@ -320,14 +328,8 @@ def _backward(
         ops.cast(out_gate * tanh_c, dtype),
         ops.cast(dh_after * to_h_raw, dtype),
     )
-    return (
-        dz,
-        None,
-        ops.cast(dh0, dtype),
-        dc0,
-        d_recurrent,
-        d_projection,
-    )
+    # Gradients of (gates_in, real, h0, c0, recurrent, projection kernel).
+    return dz, None, ops.cast(dh0, dtype), dc0, d_recurrent, d_projection
 
 
 def _contract_steps(a, b):

@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from keras_elmo.ops.lstm_recurrence import _clip
 from keras_elmo.ops.lstm_recurrence import _passes
+from keras_elmo.ops.lstm_recurrence import gate_gradient_factors
 
 
 def available():
@@ -307,15 +308,8 @@ def _backward(batch_sizes, h0, c0, kernels, clips, saved, upstream):
     tanh_c = tf.tanh(_clip(c_raw, cell_clip))
     cell_passes = _passes(c_raw, cell_clip)
     to_h_raw = _passes(tf.cast(h_raw, tf.float32), projection_clip)
-    m_to_c_raw = out_gate * (1.0 - tanh_c * tanh_c) * cell_passes
-    to_z = tf.concat(
-        [
-            candidate * in_gate * (1.0 - in_gate),
-            in_gate * (1.0 - candidate * candidate),
-            c_prev * forget_gate * (1.0 - forget_gate),
-            tanh_c * out_gate * (1.0 - out_gate),
-        ],
-        axis=-1,
+    m_to_c_raw, to_z = gate_gradient_factors(
+        (in_gate, candidate, forget_gate, out_gate), c_prev, tanh_c, cell_passes
     )
     projection_t = tf.transpose(projection_kernel, (0, 2, 1))
     recurrent_t = tf.transpose(recurrent_kernel, (0, 2, 1))
@@ -346,14 +340,8 @@ def _backward(batch_sizes, h0, c0, kernels, clips, saved, upstream):
     d_h_raw = _concat(arrays[1], dtype, h0)
     d_recurrent = _contract(h_prev, dz)
     d_projection = _contract(tf.cast(out_gate * tanh_c, dtype), d_h_raw)
-    return (
-        dz,
-        None,
-        tf.cast(dh0, dtype),
-        dc0,
-        d_recurrent,
-        d_projection,
-    )
+    # Gradients of (gates_in, real, h0, c0, recurrent, projection kernel).
+    return dz, None, tf.cast(dh0, dtype), dc0, d_recurrent, d_projection
 
 
 def _contract(a, b):
