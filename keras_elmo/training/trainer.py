@@ -17,7 +17,6 @@ batches (`BackupAndRestore` semantics) and, with deterministic ops, ends
 with the same weights as an uninterrupted run.
 """
 
-import json
 import logging
 import os
 import time
@@ -27,17 +26,17 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.config import BiLMConfig
-from keras_elmo.data.lm_dataset import make_lm_dataset
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
+from keras_elmo.training.distributed_data import distributed_lm_dataset
+from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
 from keras_elmo.training.validation_rules import ValidationRules
-from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
 from keras_elmo.weights import model_files
 
@@ -135,7 +134,9 @@ class Trainer:
                 int(self.state.step.numpy()),
             )
         self.resumed_from = restored
-        self.history = self._load_history()
+        self.history = EpochHistory(
+            config.out_dir, int(self.state.epoch.numpy()), self.chief
+        )
         self._train_step = self._make_train_step()
 
     def _init_from(self, options, weights, softmax=None):
@@ -151,45 +152,6 @@ class Trainer:
                 "first steps train it from scratch.",
                 len(self.vocabulary),
             )
-
-    # --- data -----------------------------------------------------------
-
-    def _distributed_dataset(self, epoch, skip_batches):
-        config = self.config
-        replicas = self.strategy.num_replicas_in_sync
-
-        def dataset_fn(context):
-            local = replicas // context.num_input_pipelines
-            first = context.input_pipeline_id * local
-            slices = [
-                make_lm_dataset(
-                    config.train,
-                    self.vocabulary,
-                    global_batch_size=config.batch_size,
-                    max_tokens=config.max_tokens,
-                    shuffle=True,
-                    shuffle_buffer=config.shuffle_buffer,
-                    seed=config.seed + epoch,
-                    bucket_boundaries=config.bucket_boundaries,
-                    replica_index=first + r,
-                    num_replicas=replicas,
-                ).skip(skip_batches)
-                for r in range(local)
-            ]
-            if local == 1:
-                return slices[0]
-            # Consecutive elements go to consecutive local replicas.
-            zipped = tf.data.Dataset.zip(tuple(slices))
-            return zipped.flat_map(
-                lambda *parts: _concatenate_datasets(
-                    [tf.data.Dataset.from_tensors(p) for p in parts]
-                )
-            )
-
-        options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
-        return self.strategy.distribute_datasets_from_function(
-            dataset_fn, options
-        )
 
     # --- one step -------------------------------------------------------
 
@@ -286,7 +248,6 @@ class Trainer:
             if config.valid:
                 result.update(self._validate(result["epoch"], writer))
             self.history.append(result)
-            self._save_history()
             if self.chief:
                 logger.info("Epoch %d: %s", epoch + 1, result)
             state.epoch.assign_add(1)
@@ -304,7 +265,7 @@ class Trainer:
         self.restore_best()
         if self.chief:
             self.write_outputs()
-        return list(self.history)
+        return list(self.history.entries)
 
     def _validate(self, epoch, writer):
         """Validation perplexity of the epoch and the rules' decisions."""
@@ -352,29 +313,13 @@ class Trainer:
         )
         return epoch
 
-    def _history_path(self):
-        return os.path.join(self.config.out_dir, "history.json")
-
-    def _load_history(self):
-        """The epochs completed by earlier runs into `out_dir`."""
-        path = self._history_path()
-        if not os.path.exists(path):
-            return []
-        with open(path, encoding="utf-8") as f:
-            history = json.load(f)
-        done = int(self.state.epoch.numpy())
-        return [h for h in history if h["epoch"] <= done]
-
-    def _save_history(self):
-        if not self.chief:
-            return
-        os.makedirs(self.config.out_dir, exist_ok=True)
-        with atomic_write(self._history_path()) as f:
-            json.dump(self.history, f, indent=1)
-
     def _train_epoch(self, epoch, skip, writer):
         config = self.config
-        iterator = iter(self._distributed_dataset(epoch, skip))
+        iterator = iter(
+            distributed_lm_dataset(
+                self.strategy, config, self.vocabulary, epoch, skip
+            )
+        )
         target = config.steps_per_epoch
         bar = (
             keras.utils.Progbar(
@@ -464,10 +409,3 @@ class Trainer:
         inference = BiLM.from_allennlp(paths["options"], paths["weights"])
         save_keras_atomically(inference, paths["keras"])
         logger.info("Wrote the trained model to %s", self.config.out_dir)
-
-
-def _concatenate_datasets(datasets):
-    out = datasets[0]
-    for dataset in datasets[1:]:
-        out = out.concatenate(dataset)
-    return out

@@ -100,7 +100,8 @@ class TrainingConfig:
         "epoch: --lr-decay from --lr-decay-start on; plateau: multiply by "
         "--plateau-factor after an epoch whose validation perplexity gains "
         "less than --plateau-threshold over the best; auto: plateau with "
-        f"--valid, else epoch ({FROM_RECIPE}).",
+        "--valid and no --lr-decay, else epoch "
+        f"({FROM_RECIPE}).",
         choices=["auto", "epoch", "plateau"],
     )
     lr_decay: float = setting(
@@ -182,7 +183,9 @@ class TrainingConfig:
             if getattr(self, name) is None:
                 setattr(self, name, value)
         if self.lr_schedule == "auto":
-            self.lr_schedule = "plateau" if self.valid else "epoch"
+            # An explicit per-epoch decay asks for the epoch schedule.
+            plateau = self.valid and self.lr_decay == 1.0
+            self.lr_schedule = "plateau" if plateau else "epoch"
         if isinstance(self.init_from, list):
             self.init_from = tuple(self.init_from)
         self._check()

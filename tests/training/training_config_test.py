@@ -53,6 +53,10 @@ def test_recipes_fill_only_the_settings_left_unset():
     assert default.lr_schedule == "plateau"
     no_valid = TrainingConfig(train="t", vocab="v", out_dir="o")
     assert no_valid.lr_schedule == "epoch"
+    decay = TrainingConfig(
+        train="t", vocab="v", out_dir="o", valid="d", lr_decay=0.5
+    )
+    assert decay.lr_schedule == "epoch"  # an explicit decay asks for it
     bilm_tf = TrainingConfig(
         train="t", vocab="v", out_dir="o", recipe="bilm-tf", dropout=0.3
     )

@@ -1,0 +1,65 @@
+"""The training batches of one epoch, split over a strategy's replicas."""
+
+import tensorflow as tf
+
+from keras_elmo.data.lm_dataset import make_lm_dataset
+
+
+def distributed_lm_dataset(strategy, config, vocabulary, epoch, skip_batches):
+    """The batches of 0-based `epoch`, from batch `skip_batches` on.
+
+    Every replica reads its own slice of each global batch of
+    `config.batch_size` sentences (`make_lm_dataset(replica_index=...,
+    num_replicas=...)`), shuffled with the seed `config.seed + epoch`, so
+    a resumed epoch skips to exactly the batches it had not trained on.
+    An input pipeline serving several local replicas hands consecutive
+    elements to consecutive replicas.
+
+    Args:
+        strategy: a `tf.distribute.Strategy`.
+        config: `TrainingConfig`.
+        vocabulary: the `Vocabulary` of the run.
+        epoch: int, 0-based.
+        skip_batches: int, batches of this epoch already trained on.
+
+    Returns:
+        A distributed dataset of `(features, targets)`.
+    """
+    replicas = strategy.num_replicas_in_sync
+
+    def dataset_fn(context):
+        local = replicas // context.num_input_pipelines
+        first = context.input_pipeline_id * local
+        slices = [
+            make_lm_dataset(
+                config.train,
+                vocabulary,
+                global_batch_size=config.batch_size,
+                max_tokens=config.max_tokens,
+                shuffle=True,
+                shuffle_buffer=config.shuffle_buffer,
+                seed=config.seed + epoch,
+                bucket_boundaries=config.bucket_boundaries,
+                replica_index=first + r,
+                num_replicas=replicas,
+            ).skip(skip_batches)
+            for r in range(local)
+        ]
+        if local == 1:
+            return slices[0]
+        zipped = tf.data.Dataset.zip(tuple(slices))
+        return zipped.flat_map(
+            lambda *parts: _concatenate(
+                [tf.data.Dataset.from_tensors(p) for p in parts]
+            )
+        )
+
+    options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+    return strategy.distribute_datasets_from_function(dataset_fn, options)
+
+
+def _concatenate(datasets):
+    out = datasets[0]
+    for dataset in datasets[1:]:
+        out = out.concatenate(dataset)
+    return out
