@@ -26,6 +26,7 @@ import json
 import sys
 
 HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
+DEST = "config_"
 
 
 def add_arguments(parser):
@@ -45,7 +46,10 @@ def add_arguments(parser):
             options["default"] = field.default
         if "action" not in options:
             options.setdefault("type", field.type)
-        parser.add_argument(flag_of(field), dest=field.name, **options)
+            options.setdefault("metavar", field.name.upper())
+        # A prefix keeps these apart from the global flags (`-v` sets
+        # `verbose`, which `--quiet` would otherwise overwrite).
+        parser.add_argument(flag_of(field), dest=DEST + field.name, **options)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -113,7 +117,7 @@ def run(args):
 
     config = TrainingConfig(
         **{
-            f.name: getattr(args, f.name)
+            f.name: getattr(args, DEST + f.name)
             for f in dataclasses.fields(TrainingConfig)
         }
     )
