@@ -124,6 +124,11 @@ def main(argv=None):
         action="store_true",
         help="Every token distinct and 48 bytes long.",
     )
+    parser.add_argument(
+        "--results",
+        help="Also write the rows, with provenance, to this JSON file "
+        "(e.g. benchmarks/results/memory_per_token.json).",
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -146,6 +151,7 @@ def main(argv=None):
     )
     print(header)
     print("|" + " --- |" * 8)
+    table = []
     for preset in args.presets:
         rows = [
             measure(preset, t, args.batch_size, args.worst_case)
@@ -163,6 +169,27 @@ def main(argv=None):
             )
         if not rows[0]["peak_reset"]:
             print(f"(peak counter could not be reset for {preset})")
+        table.append(
+            {
+                "preset": preset,
+                "rows": rows,
+                "bytes_per_token": [i / n for i, n in zip(increases, tokens)],
+                "marginal_bytes_per_token": marginal,
+            }
+        )
+    if args.results:
+        from provenance import provenance
+        from provenance import write_json
+
+        write_json(
+            args.results,
+            {
+                "provenance": provenance(),
+                "batch_size": args.batch_size,
+                "worst_case": args.worst_case,
+                "presets": table,
+            },
+        )
     return 0
 
 

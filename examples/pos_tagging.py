@@ -19,7 +19,6 @@ python examples/pos_tagging.py --fractions 0.01,0.1,1 --plot
 """
 
 import argparse
-import json
 import os
 import time
 
@@ -29,6 +28,9 @@ import numpy as np
 import pos_data
 import pos_tagger
 import tensorflow as tf
+
+from keras_elmo.utils.provenance import provenance
+from keras_elmo.utils.provenance import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "ud_en_ewt")
@@ -223,11 +225,8 @@ def main(argv=None):
     results["seconds"] = time.time() - start
     print_table(results)
     if args.out_json:
-        os.makedirs(
-            os.path.dirname(os.path.abspath(args.out_json)), exist_ok=True
-        )
-        with open(args.out_json, "w") as f:
-            json.dump(results, f, indent=1)
+        results["provenance"] = provenance()
+        write_json(args.out_json, results)
     if args.plot:
         import plots
 
