@@ -43,18 +43,11 @@ import random
 import statistics
 import time
 
+from real_text import WORDS  # bench_allennlp.py's word list (same workload)
+from real_text import read_sentences
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-# bench_allennlp.py's word list (the same workload).
-WORDS = (
-    "the of and to in a is that for it as was with be by on not he I this "
-    "are or his from at which but have an they you were her she there one "
-    "all we their can has been if more when will would who so no "
-    "government president international nevertheless approximately "
-    "characteristics Zürich café naïve 2023 3.14 , . ; ! ? understanding "
-    "representation bidirectional language model character convolution "
-    "highway projection memory"
-).split()
 VOCABULARY = [w for i, w in enumerate(WORDS) if i % 8 != 7]
 KEYS = ("word_emb", "lstm_outputs1", "lstm_outputs2")
 
@@ -70,19 +63,8 @@ def make_batch(n_sent, n_tok, seed=0, text=None):
         return [
             [rng.choice(WORDS) for _ in range(n_tok)] for _ in range(n_sent)
         ]
-    import gzip
-
-    opener = gzip.open if text.endswith(".gz") else open
-    batch = []
-    with opener(text, "rt", encoding="utf-8") as f:
-        for line in f:
-            tokens = line.split()
-            if len(tokens) >= n_tok:
-                batch.append(tokens[:n_tok])
-            if len(batch) == n_sent:
-                return batch
-    raise ValueError(
-        f"`--text` {text!r} has fewer than {n_sent} lines of >= {n_tok} tokens."
+    return read_sentences(
+        text, lines=n_sent, min_tokens=n_tok, max_tokens=n_tok
     )
 
 

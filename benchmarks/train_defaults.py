@@ -39,6 +39,8 @@ from fetch_ptb import fetch as fetch_ptb
 from provenance import provenance
 from provenance import write_json
 
+from keras_elmo.utils.atomic import atomic_write
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(HERE, "..", "..", "shared", "data")
 RESULTS = os.path.join(HERE, "results", "train_defaults.json")
@@ -84,9 +86,8 @@ def sample_sentences(path, tokens=None, sentences=None, seed=0):
 
 def write_lines(path, lines):
     if not os.path.exists(path):
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
+        with atomic_write(path) as f:
             f.write("".join(line + "\n" for line in lines))
-        os.replace(path + ".tmp", path)
     return path
 
 

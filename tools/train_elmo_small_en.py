@@ -38,6 +38,8 @@ import sys
 import h5py
 import numpy as np
 
+from keras_elmo.utils.atomic import atomic_path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PRESET = os.path.join(REPO, "keras_elmo", "presets", "elmo_small_en")
@@ -61,9 +63,9 @@ def half_precision_copy(model_dir, out):
     for name in ("options.json", "vocab.txt"):
         shutil.copyfile(os.path.join(model_dir, name), os.path.join(out, name))
     for name in ("weights.hdf5", "softmax.hdf5"):
-        tmp = os.path.join(out, f".{name}.tmp")
-        with h5py.File(os.path.join(model_dir, name), "r") as src:
-            with h5py.File(tmp, "w") as dst:
+        source = os.path.join(model_dir, name)
+        with atomic_path(os.path.join(out, name)) as tmp:
+            with h5py.File(source, "r") as src, h5py.File(tmp, "w") as dst:
 
                 def copy(key, item, dst=dst):
                     if isinstance(item, h5py.Dataset):
@@ -73,7 +75,6 @@ def half_precision_copy(model_dir, out):
                         dst.create_dataset(key, data=value)
 
                 src.visititems(copy)
-        os.replace(tmp, os.path.join(out, name))
     return out
 
 
