@@ -34,6 +34,7 @@ from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
+from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
 from keras_elmo.training.validation_rules import ValidationRules
@@ -45,22 +46,6 @@ logger = logging.getLogger(__name__)
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the last checkpoint is kept."""
-
-
-def make_optimizer(name, learning_rate):
-    """bilm-tf's Adagrad (accumulator 1.0) or any Keras optimizer by name.
-
-    Clipping is done by the trainer on the all-reduced gradient, so the
-    optimizer itself must not clip.
-    """
-    if name == "adagrad":
-        return keras.optimizers.Adagrad(
-            learning_rate=learning_rate, initial_accumulator_value=1.0
-        )
-    optimizer = keras.optimizers.get(
-        {"class_name": name, "config": {"learning_rate": learning_rate}}
-    )
-    return optimizer
 
 
 def resolve_model_config(model):
