@@ -32,6 +32,7 @@ import contextlib
 import os
 import sys
 
+from keras_elmo.cli.embed_beam import add_beam_arguments
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import load_bilm_source
 
@@ -87,6 +88,8 @@ def add_arguments(parser):
         action="store_true",
         help="Overwrite OUTPUT (and discard an old OUTPUT.partial).",
     )
+    add_beam_arguments(parser)
+    parser.set_defaults(accepts_pipeline_options=True)
 
 
 def load_embedder(args):
@@ -111,14 +114,6 @@ def load_embedder(args):
     if vocab:
         description += f", token cache of {vocab}"
     return BiLMEmbedder(bilm, vocabulary=vocab), description
-
-
-def _select(layers, mode):
-    if mode == "all":
-        return layers
-    if mode == "top":
-        return layers[-1]
-    return layers.mean(axis=0)
 
 
 def _expected_shape(embedder, mode, num_tokens):
@@ -227,9 +222,11 @@ def embed_file(embedder, args, progress=True):
 
 def _pending(chunk, embedder, mode, out):
     """The `(index, tokens)` of a chunk's lines not already in `out`."""
+    from keras_elmo.export.embed_lines import sentence_tokens
+
     todo = []
     for index, line in chunk:
-        tokens = line.split()
+        tokens = sentence_tokens(line)
         key = str(index)
         if key in out:
             if out[key].shape == _expected_shape(embedder, mode, len(tokens)):
@@ -249,17 +246,14 @@ def _embed_chunk(embedder, args, todo, out):
 def _embed_batches(embedder, args, todo, out):
     """Embeds `(index, tokens)` pairs in consecutive batches of `todo`'s
     order and writes them in line order."""
+    from keras_elmo.export.embed_lines import select_layers
+
     results = {}
     for start in range(0, len(todo), args.batch_size):
         batch = todo[start : start + args.batch_size]
-        vectors = embedder(
-            [
-                [t.encode("utf-8", "surrogateescape") for t in tokens]
-                for _, tokens in batch
-            ]
-        )
+        vectors = embedder([tokens for _, tokens in batch])
         for (index, _), layers in zip(batch, vectors):
-            results[index] = _select(layers, args.layers)
+            results[index] = select_layers(layers, args.layers)
     for index in sorted(results):
         out.create_dataset(str(index), data=results[index], dtype="float32")
 
@@ -267,6 +261,15 @@ def _embed_batches(embedder, args, todo, out):
 def run(args):
     from keras_elmo.utils.validation import check_positive_int
 
+    if args.runner:
+        from keras_elmo.cli.embed_beam import run_beam
+
+        return run_beam(args)
+    if getattr(args, "pipeline_options", None):
+        raise ValueError(
+            f"Unrecognized arguments {args.pipeline_options}: Beam pipeline "
+            "options need --runner."
+        )
     check_positive_int("--batch-size", args.batch_size)
     if not os.path.isfile(args.input):
         raise FileNotFoundError(f"Input file {args.input!r} not found.")

@@ -51,7 +51,12 @@ def build_parser():
 
 def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # only `embed --runner` takes options of its own (Beam's)
+        if not getattr(args, "accepts_pipeline_options", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.pipeline_options = extra
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

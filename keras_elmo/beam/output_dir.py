@@ -1,0 +1,58 @@
+"""The output directory of a Beam run: never mix old and new shards.
+
+A run writes `embeddings-*.tfrecord` shards and `manifest.json` into its
+output directory; Beam's file sink leaves `beam-temp-embeddings-*` directories while
+it writes. A rerun over a directory holding any of them would leave old
+shards next to new ones (a different shard count does not overwrite them
+all), so it is refused unless `force`, which deletes them first. Other
+files in the directory are left alone.
+"""
+
+import logging
+
+from apache_beam.io.filesystems import FileSystems
+
+from keras_elmo.export.embedding_records import MANIFEST
+from keras_elmo.export.embedding_records import SHARD_PREFIX
+
+logger = logging.getLogger(__name__)
+
+# What earlier runs may have left (glob patterns relative to the output).
+OWN_PATTERNS = (
+    SHARD_PREFIX + "-*",
+    MANIFEST,
+    MANIFEST + ".tmp",
+    "beam-temp-" + SHARD_PREFIX + "-*",
+)
+
+
+def existing_outputs(output_dir):
+    """Paths in `output_dir` that a run writes (sorted)."""
+    found = set()
+    for pattern in OWN_PATTERNS:
+        spec = FileSystems.join(output_dir, pattern)
+        for result in FileSystems.match([spec]):
+            found.update(m.path for m in result.metadata_list)
+    return sorted(found)
+
+
+def prepare_output_dir(output_dir, force=False):
+    """Checks `output_dir` before a run; with `force`, deletes an earlier
+    run's shards, manifest and temporary files.
+
+    Raises:
+        FileExistsError: an earlier run's files are there and not `force`.
+    """
+    old = existing_outputs(output_dir)
+    if old and not force:
+        raise FileExistsError(
+            f"Output {output_dir!r} already holds {len(old)} file(s) of an "
+            f"earlier run (e.g. {old[0]!r}); new shards would mix with "
+            "them. Pass --force to delete them first, or choose another "
+            "output."
+        )
+    if old:
+        logger.warning("Deleting %d files of an earlier run.", len(old))
+        FileSystems.delete(old)
+    if not FileSystems.exists(output_dir):
+        FileSystems.mkdirs(output_dir)

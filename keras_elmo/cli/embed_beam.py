@@ -1,0 +1,125 @@
+"""`keras-elmo embed --runner NAME`: the same embedding on Apache Beam.
+
+    keras-elmo embed 'corpus/*.txt.gz' out/ --runner FnApiRunner \\
+        --direct_num_workers=2 --direct_running_mode=multi_processing
+
+INPUT is a glob of sentence-per-line files (`.gz` read as gzip), OUTPUT a
+directory that receives `embeddings-SSSSS-of-NNNNN.tfrecord` shards and
+`manifest.json` (`keras_elmo.export.embedding_records`). Any other
+`--name=value` options are Beam pipeline options (`--project=...`,
+`--temp_location=gs://...`); give them with `=`. `keras-elmo
+embed-records OUTPUT out.hdf5` converts a small output to the HDF5 file
+the in-process command writes. Needs `pip install 'keras-elmo[beam]'`.
+"""
+
+import logging
+import os
+
+logger = logging.getLogger(__name__)
+
+
+def add_beam_arguments(parser):
+    group = parser.add_argument_group(
+        "Apache Beam (with --runner; pip install 'keras-elmo[beam]')"
+    )
+    group.add_argument(
+        "--runner",
+        default=None,
+        help="Run on Apache Beam with this runner (FnApiRunner, "
+        "DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, ...): "
+        "INPUT is then a glob, OUTPUT a directory of TFRecord shards; "
+        "other --name=value options go to Beam.",
+    )
+    group.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "float16"),
+        help="Stored float type (Beam runs).",
+    )
+    group.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=4096,
+        help="Padded tokens per batch at most (Beam runs).",
+    )
+    group.add_argument(
+        "--num-shards",
+        type=int,
+        default=0,
+        help="Output shards (Beam runs; 0: the runner chooses).",
+    )
+    group.add_argument(
+        "--shards-per-bucket",
+        type=int,
+        default=16,
+        help="Parallel sub-keys per length bucket (Beam runs).",
+    )
+
+
+def _absolute(path):
+    """Local paths become absolute (workers may run elsewhere)."""
+    if path is None or "://" in path:
+        return path
+    return os.path.abspath(path)
+
+
+def model_spec(args):
+    """The model arguments of `embed`, paths made absolute."""
+    from keras_elmo.beam.model_handler import MODEL_ARGUMENTS
+
+    spec = {name: getattr(args, name, None) for name in MODEL_ARGUMENTS}
+    for name in ("model", "options", "weights", "vocab"):
+        spec[name] = _absolute(spec[name])
+    if spec["preset"] and os.path.isdir(spec["preset"]):
+        spec["preset"] = os.path.abspath(spec["preset"])
+    return spec
+
+
+def run_beam(args):
+    """Builds and runs the pipeline; returns 0 once the manifest is there."""
+    from keras_elmo.utils.validation import check_int_at_least
+    from keras_elmo.utils.validation import check_positive_int
+
+    check_positive_int("--batch-size", args.batch_size)
+    check_positive_int("--batch-tokens", args.batch_tokens)
+    check_positive_int("--shards-per-bucket", args.shards_per_bucket)
+    check_int_at_least(
+        "--num-shards", args.num_shards, 0, "a non-negative integer"
+    )
+    if args.resume:
+        raise ValueError(
+            "`--resume` is for the in-process command; a Beam runner "
+            "retries failed work itself (rerun with --force to start over)."
+        )
+    from keras_elmo.beam import BiLMModelHandler  # names the extra if absent
+    from keras_elmo.beam import embed_corpus
+    from keras_elmo.beam import prepare_output_dir
+    from keras_elmo.beam.model_handler import describe_output
+
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    pattern = _absolute(args.input)
+    output = _absolute(args.output)
+    spec = model_spec(args)
+    header = describe_output(spec)  # fails here, not on the workers
+    header.update(input=pattern, layers=args.layers)
+    prepare_output_dir(output, force=args.force)
+    options = PipelineOptions(
+        [f"--runner={args.runner}"] + list(args.pipeline_options or [])
+    )
+    handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
+    logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
+    with beam.Pipeline(options=options) as pipeline:
+        embed_corpus(
+            pipeline,
+            [pattern],
+            output,
+            handler,
+            header,
+            batch_size=args.batch_size,
+            batch_tokens=args.batch_tokens,
+            shards_per_bucket=args.shards_per_bucket,
+            num_shards=args.num_shards,
+        )
+    return 0

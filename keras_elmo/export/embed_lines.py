@@ -1,0 +1,52 @@
+"""How `keras-elmo embed` reads a line and what it writes for it.
+
+One definition shared by the in-process command (`keras_elmo.cli.embed`)
+and the Beam pipeline (`keras_elmo.beam`), so both give a line the same
+tokens and the same output array:
+
+- a line ends at `\\n` (nothing else ends it); its bytes are decoded as
+  UTF-8 with `surrogateescape`, so a line that is not valid UTF-8 is kept
+  and its tokens encode back to the exact input bytes;
+- the sentence is the line stripped (`str.strip()`), the tokens its
+  `str.split()` pieces (any Unicode whitespace separates them);
+- a blank line has no tokens and gives an empty array (`(L + 1, 0, 2P)`
+  or `(0, 2P)`), as `keras-elmo embed` writes it;
+- `select_layers` picks what is stored from the `[L + 1, n, 2P]` layers:
+  `all` keeps them, `top` the last biLSTM layer `h_L`, `average` the mean
+  `(1 / (L + 1)) sum_j h_j` (the ELMo mix with equal weights, gamma 1).
+"""
+
+LAYER_MODES = ("all", "top", "average")
+
+
+def decode_line(raw):
+    """`bytes` of one line -> str, invalid UTF-8 kept as surrogates."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def is_utf8(raw):
+    """Whether the bytes of a line are valid UTF-8."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def sentence_tokens(line):
+    """The tokens of a decoded line as the bytes the embedders take."""
+    return [t.encode("utf-8", "surrogateescape") for t in line.split()]
+
+
+def select_layers(layers, mode):
+    """`[L + 1, n, 2P]` -> what `mode` stores (see the module docstring)."""
+    if mode == "all":
+        return layers
+    if mode == "top":
+        return layers[-1]
+    if mode == "average":
+        return layers.mean(axis=0)
+    raise ValueError(
+        f"Received an invalid value for argument `mode`, expected one of "
+        f"{LAYER_MODES}, got {mode!r}."
+    )
