@@ -18,6 +18,7 @@ from keras_elmo.beam.pipeline import EmbedBatches  # noqa: E402
 from keras_elmo.beam.pipeline import ReadSentences  # noqa: E402
 from keras_elmo.beam.pipeline import WriteEmbeddings  # noqa: E402
 from keras_elmo.beam.pipeline import embed_corpus  # noqa: E402
+from keras_elmo.beam.pipeline import run_embed_corpus  # noqa: E402
 
 __all__ = [
     "BiLMModelHandler",
@@ -26,5 +27,6 @@ __all__ = [
     "EmbedBatches",
     "WriteEmbeddings",
     "embed_corpus",
+    "run_embed_corpus",
     "prepare_output_dir",
 ]

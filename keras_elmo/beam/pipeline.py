@@ -61,7 +61,9 @@ BUCKET_BOUNDS = _bucket_bounds()  # 0..16, then +25% steps
 
 def length_bucket(num_tokens):
     """Index of the first bound >= `num_tokens` (longer: the last)."""
-    return min(bisect.bisect_left(BUCKET_BOUNDS, num_tokens), len(BUCKET_BOUNDS))
+    return min(
+        bisect.bisect_left(BUCKET_BOUNDS, num_tokens), len(BUCKET_BOUNDS)
+    )
 
 
 class _ReadLines(beam.DoFn):
@@ -257,7 +259,9 @@ class WriteEmbeddings(beam.PTransform):
             records
             | "Encode"
             >> beam.Map(
-                lambda r: encode_record(r[0][0], r[0][1], r[1], r[2], r[3], dtype)
+                lambda r: encode_record(
+                    r[0][0], r[0][1], r[1], r[2], r[3], dtype
+                )
             )
             | "Shards"
             >> WriteToTFRecord(
@@ -313,3 +317,17 @@ def embed_corpus(
     return records | "Write" >> WriteEmbeddings(
         output_dir, header, model_handler.dtype, num_shards
     )
+
+
+def run_embed_corpus(
+    pipeline_args, patterns, output_dir, model_handler, header, **kwargs
+):
+    """Runs `embed_corpus` in a pipeline made from command-line style
+    options (`["--runner=FnApiRunner", ...]`); returns when it is done."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    options = PipelineOptions(list(pipeline_args))
+    with beam.Pipeline(options=options) as pipeline:
+        embed_corpus(
+            pipeline, patterns, output_dir, model_handler, header, **kwargs
+        )

@@ -91,13 +91,11 @@ def run_beam(args):
             "`--resume` is for the in-process command; a Beam runner "
             "retries failed work itself (rerun with --force to start over)."
         )
-    from keras_elmo.beam import BiLMModelHandler  # names the extra if absent
-    from keras_elmo.beam import embed_corpus
+    # keras_elmo.beam names the extra to install when apache-beam is absent.
+    from keras_elmo.beam import BiLMModelHandler
     from keras_elmo.beam import prepare_output_dir
+    from keras_elmo.beam import run_embed_corpus
     from keras_elmo.beam.model_handler import describe_output
-
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
 
     pattern = _absolute(args.input)
     output = _absolute(args.output)
@@ -105,21 +103,17 @@ def run_beam(args):
     header = describe_output(spec)  # fails here, not on the workers
     header.update(input=pattern, layers=args.layers)
     prepare_output_dir(output, force=args.force)
-    options = PipelineOptions(
-        [f"--runner={args.runner}"] + list(args.pipeline_options or [])
-    )
     handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
-    with beam.Pipeline(options=options) as pipeline:
-        embed_corpus(
-            pipeline,
-            [pattern],
-            output,
-            handler,
-            header,
-            batch_size=args.batch_size,
-            batch_tokens=args.batch_tokens,
-            shards_per_bucket=args.shards_per_bucket,
-            num_shards=args.num_shards,
-        )
+    run_embed_corpus(
+        [f"--runner={args.runner}"] + list(args.pipeline_options or []),
+        [pattern],
+        output,
+        handler,
+        header,
+        batch_size=args.batch_size,
+        batch_tokens=args.batch_tokens,
+        shards_per_bucket=args.shards_per_bucket,
+        num_shards=args.num_shards,
+    )
     return 0

@@ -16,6 +16,7 @@ COMMANDS = {
     "evaluate": "keras_elmo.cli.evaluate",
     "export": "keras_elmo.cli.export",
     "embed": "keras_elmo.cli.embed",
+    "embed-records": "keras_elmo.cli.embed_records",
     "presets": "keras_elmo.cli.presets",
     "download": "keras_elmo.cli.download",
 }

@@ -107,9 +107,9 @@ def decode_record(serialized):
     else:
         vectors = np.frombuffer(stored.bytes_list.value[0], "<f2")
     return {
-        "file": feature["file"].bytes_list.value[0].decode(
-            "utf-8", "surrogateescape"
-        ),
+        "file": feature["file"]
+        .bytes_list.value[0]
+        .decode("utf-8", "surrogateescape"),
         "line": int(feature["line"].int64_list.value[0]),
         "sentence": feature["sentence"].bytes_list.value[0],
         "tokens": list(feature["tokens"].bytes_list.value),
