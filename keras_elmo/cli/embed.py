@@ -89,7 +89,7 @@ def add_arguments(parser):
         help="Overwrite OUTPUT (and discard an old OUTPUT.partial).",
     )
     add_beam_arguments(parser)
-    parser.set_defaults(accepts_pipeline_options=True)
+    parser.set_defaults(accepts_pipeline_options=True, pipeline_options=None)
 
 
 def load_embedder(args):
