@@ -1,0 +1,159 @@
+"""`keras-elmo embed --runner` on the local runner vs in-process `embed`.
+
+    python benchmarks/beam_embed.py [--lines 1000] [--small 20]
+        [--preset elmo_small_en] [--modes embed,beam-1,beam-2-threads,...]
+        [--results benchmarks/results/beam_embed.json]
+
+Input: the first `--lines` lines of en_pd_lm (`valid.txt.gz`, then
+`test.txt.gz`; real sentences at natural lengths), written as one plain
+file. Each mode runs the real command in a fresh process (`python -m
+keras_elmo.cli.main embed ...`, `--top`, the shipped preset), as a user
+would, and is timed end to end (Python and TensorFlow start-up, model
+loads, the pipeline, the output):
+
+- `embed`: the in-process command (HDF5 output);
+- `beam-1`: `--runner FnApiRunner --direct_num_workers=1` (the
+  DirectRunner's batch engine; no Prism download);
+- `beam-2-threads`: 2 workers, `--direct_running_mode=multi_threading`
+  (one process, one model);
+- `beam-2-processes`: 2 workers, `--direct_running_mode=multi_processing`
+  (2 worker processes, a model each).
+
+Each mode runs on the `--small`-line prefix and on the whole file; the
+difference gives the steady rate, `(lines - small) / (t_lines - t_small)`,
+and the fixed cost, `t_small - small / rate` (start-up, model loads,
+pipeline set-up). The machine has 2 cores shared with other jobs, so 2
+workers cannot gain much here; the figures show what the engine costs.
+"""
+
+import argparse
+import gzip
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from provenance import provenance
+from provenance import write_json
+
+DATA = "/work/shared/data/en_pd_lm"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+MODES = {
+    "embed": [],
+    "beam-1": ["--runner", "FnApiRunner", "--direct_num_workers=1"],
+    "beam-2-threads": [
+        "--runner",
+        "FnApiRunner",
+        "--direct_num_workers=2",
+        "--direct_running_mode=multi_threading",
+    ],
+    "beam-2-processes": [
+        "--runner",
+        "FnApiRunner",
+        "--direct_num_workers=2",
+        "--direct_running_mode=multi_processing",
+    ],
+}
+
+
+def read_lines(count):
+    lines = []
+    for name in ("valid.txt.gz", "test.txt.gz", "train.txt.gz"):
+        with gzip.open(os.path.join(DATA, name), "rb") as f:
+            for line in f:
+                lines.append(line.rstrip(b"\n"))
+                if len(lines) == count:
+                    return lines
+    raise ValueError(f"en_pd_lm has fewer than {count} lines.")
+
+
+def run(mode, src, out, preset):
+    argv = [sys.executable, "-m", "keras_elmo.cli.main", "embed", src, out]
+    argv += ["--top", "--force", "--preset", preset] + MODES[mode]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise RuntimeError(f"{mode} failed:\n{done.stderr[-3000:]}")
+    return seconds, load
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--small", type=int, default=20)
+    parser.add_argument("--preset", default="elmo_small_en")
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument(
+        "--results", default=os.path.join(HERE, "results", "beam_embed.json")
+    )
+    args = parser.parse_args(argv)
+    modes = args.modes.split(",")
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        raise ValueError(
+            f"Received an invalid value for `--modes`, expected names among "
+            f"{sorted(MODES)}, got {unknown}."
+        )
+    lines = read_lines(args.lines)
+    tokens = sum(len(line.split()) for line in lines)
+    results = {
+        "provenance": provenance(),
+        "apache_beam": importlib.metadata.version("apache-beam"),
+        "input": {
+            "source": "en_pd_lm valid.txt.gz (first lines)",
+            "lines": len(lines),
+            "tokens": tokens,
+            "small_lines": args.small,
+        },
+        "preset": args.preset,
+        "modes": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for size in (args.small, len(lines)):
+            files[size] = os.path.join(tmp, f"in{size}.txt")
+            with open(files[size], "wb") as f:
+                f.write(b"\n".join(lines[:size]) + b"\n")
+        for mode in modes:
+            times = {}
+            for size in (args.small, len(lines)):
+                out = os.path.join(tmp, f"{mode}-{size}")
+                out += ".hdf5" if mode == "embed" else ""
+                times[size] = run(mode, files[size], out, args.preset)
+            (t_small, load_small), (t_all, load_all) = (
+                times[args.small],
+                times[len(lines)],
+            )
+            rate = (len(lines) - args.small) / (t_all - t_small)
+            entry = {
+                "seconds_all": round(t_all, 2),
+                "seconds_small": round(t_small, 2),
+                "sentences_per_s_end_to_end": round(len(lines) / t_all, 2),
+                "sentences_per_s_steady": round(rate, 2),
+                "fixed_seconds": round(t_small - args.small / rate, 2),
+                "load_before": [load_small, load_all],
+                "options": MODES[mode],
+            }
+            results["modes"][mode] = entry
+            print(mode, entry, flush=True)
+    base = results["modes"].get("embed")
+    if base:
+        for entry in results["modes"].values():
+            entry["steady_vs_embed"] = round(
+                entry["sentences_per_s_steady"]
+                / base["sentences_per_s_steady"],
+                3,
+            )
+    results["provenance_end"] = provenance()
+    write_json(args.results, results)
+    print(f"wrote {args.results}")
+
+
+if __name__ == "__main__":
+    main()
