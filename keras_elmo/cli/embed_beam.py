@@ -14,6 +14,7 @@ the in-process command writes. Needs `pip install 'keras-elmo[beam]'`.
 
 import logging
 import os
+import sys
 
 logger = logging.getLogger(__name__)
 
@@ -116,4 +117,21 @@ def run_beam(args):
         shards_per_bucket=args.shards_per_bucket,
         num_shards=args.num_shards,
     )
+    manifest = read_manifest_any(output)
+    sys.stderr.write(
+        f"Wrote {manifest['counts']['lines']} sentences in "
+        f"{manifest['counts']['shards']} shards to {output}\n"
+    )
     return 0
+
+
+def read_manifest_any(output_dir):
+    """The manifest of a finished run, on any Beam file system."""
+    import json
+
+    from apache_beam.io.filesystems import FileSystems
+
+    from keras_elmo.export.embedding_records import MANIFEST
+
+    with FileSystems.open(FileSystems.join(output_dir, MANIFEST)) as f:
+        return json.loads(f.read())

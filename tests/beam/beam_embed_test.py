@@ -10,6 +10,7 @@ the network (the DirectRunner would first try to download Prism).
 
 import os
 import sys
+import threading
 import zlib
 
 import apache_beam as beam
@@ -142,11 +143,24 @@ def check_output(corpus, output, mode="all"):
     return manifest
 
 
-def test_two_workers_give_embed_vectors_for_every_line(corpus, tmp_path):
+def test_two_workers_give_embed_vectors_for_every_line(
+    corpus, tmp_path, monkeypatch
+):
+    threads_log = tmp_path / "threads.log"
+    run_inference = BiLMModelHandler.run_inference
+
+    def logged(self, batch, model, inference_args=None):
+        with open(threads_log, "a") as f:
+            f.write(f"{threading.get_ident()}\n")
+        return run_inference(self, batch, model, inference_args)
+
+    monkeypatch.setattr(BiLMModelHandler, "run_inference", logged)
     output = str(tmp_path / "out")
     argv = ["embed", corpus["pattern"], output] + corpus["model"]
     argv += ["--batch-tokens", "300", "--num-shards", "3"] + TWO_WORKERS
     assert main(argv) == 0
+    batches = threads_log.read_text().split()
+    assert len(set(batches)) == 2, batches  # both workers embedded batches
     manifest = check_output(corpus, output)
     assert manifest["counts"]["shards"] == 3
     assert manifest["layers"] == "all" and manifest["dtype"] == "float32"
