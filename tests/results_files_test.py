@@ -114,3 +114,33 @@ def test_results_files_record_their_provenance():
                 assert record[field] is not None, (name, field)
             date = record["date_utc"]
             assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", date)
+
+
+def test_results_documents_are_rendered_from_their_files():
+    """benchmarks/RESULTS.md and the generated tables of
+    examples/RESULTS.md are what `tools/render_results.py` draws from
+    the results files now: a rerun without re-rendering, or a table
+    edited by hand, fails here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_results", os.path.join(REPO, "tools", "render_results.py")
+    )
+    render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render)
+    for document, text in render.rendered_documents().items():
+        with open(os.path.join(REPO, document), encoding="utf-8") as f:
+            assert f.read() == text, (
+                f"{document} is out of date: python tools/render_results.py"
+            )
+
+
+def test_every_results_file_is_in_benchmarks_results_md():
+    with open(
+        os.path.join(REPO, "benchmarks/RESULTS.md"), encoding="utf-8"
+    ) as f:
+        text = f.read()
+    for folder in ("benchmarks/results", "examples/results"):
+        for name in os.listdir(os.path.join(REPO, folder)):
+            if name.endswith(".json"):
+                assert f"## `{folder}/{name}`" in text, name
