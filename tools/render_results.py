@@ -37,6 +37,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIRS = ("benchmarks/results", "examples/results")
 BENCHMARKS_RESULTS = "benchmarks/RESULTS.md"
 DOCUMENTS_WITH_BLOCKS = ("examples/RESULTS.md",)
+# Documents that quote figures as `NUM<!-- fig FILE KEY {FMT} -->`.
+QUOTING_DOCUMENTS = (
+    "README.md",
+    "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
+    "examples/RESULTS.md",
+)
 # Bulky records that the JSON keeps and the summary leaves out.
 SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
 # What a reader must know before using a file's figures (no figures here).
@@ -54,6 +60,46 @@ BLOCK = re.compile(
     r"(<!-- end generated -->)",
     re.S,
 )
+
+
+FIGURE = re.compile(
+    # A sign belongs to the number only after a space or "(": in
+    # "44.1%<!-- ... -->-47.8%" the dash is a range.
+    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
+    r"<!-- fig (?P<file>\S+) (?P<key>.+?) (?P<format>\{\S*\}) -->"
+)
+
+
+def lookup(payload, key):
+    """`payload[k1][k2]...` for `key` = "k1/k2/..."; a JSON key that
+    itself holds "/" (e.g. "keras_elmo/fp32") is matched whole, the
+    longest first."""
+    value, parts = payload, key.split("/")
+    while parts:
+        if isinstance(value, list):
+            value, parts = value[int(parts[0])], parts[1:]
+            continue
+        for end in range(len(parts), 0, -1):
+            name = "/".join(parts[:end])
+            if name in value:
+                value, parts = value[name], parts[end:]
+                break
+        else:
+            raise KeyError(f"{key!r}: no key {parts[0]!r}")
+    return value
+
+
+def update_quotes(text):
+    """`text` with every quoted figure (`NUM<!-- fig FILE KEY {FMT} -->`)
+    re-printed from its file: after a rerun, the quotes follow the files
+    (the prose around them still needs a reader)."""
+
+    def replace(match):
+        value = lookup(load(match.group("file")), match.group("key"))
+        quoted = match.group("format").format(value)
+        return quoted + match.group(0)[len(match.group("quoted")) :]
+
+    return FIGURE.sub(replace, text)
 
 
 def load(relative):
@@ -316,13 +362,26 @@ def rendered_documents():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
+        "--update-quotes",
+        action="store_true",
+        help="Also re-print every quoted figure of QUOTING_DOCUMENTS from "
+        "its results file.",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="Write nothing; exit 1 and name each out-of-date document.",
     )
     args = parser.parse_args(argv)
     stale = []
-    for relative, text in rendered_documents().items():
+    documents = rendered_documents()
+    if args.update_quotes:
+        for relative in QUOTING_DOCUMENTS:
+            if relative not in documents:
+                with open(os.path.join(REPO, relative), encoding="utf-8") as f:
+                    documents[relative] = f.read()
+            documents[relative] = update_quotes(documents[relative])
+    for relative, text in documents.items():
         path = os.path.join(REPO, relative)
         with open(path, encoding="utf-8") as f:
             current = f.read()
