@@ -8,7 +8,8 @@ early stopping on dev accuracy, and scored on test. Peters et al. (2018)
 found the first biLSTM layer best for POS (syntax), the top one best
 for word senses.
 
-python examples/layer_probe.py                    # elmo_small_en
+python examples/layer_probe.py --out-json examples/results/layer_probe.json
+python examples/layer_probe.py                    # elmo_small_en, no file
 python examples/layer_probe.py --model tiny --max-sentences 50 --epochs 1
 """
 
@@ -21,6 +22,9 @@ import pos_data
 from pos_tagging import DEFAULT_DATA
 from pos_tagging import FILES
 from pos_tagging import load_split
+
+from keras_elmo.utils.provenance import provenance
+from keras_elmo.utils.provenance import write_json
 
 
 def token_arrays(split, bilm, args):
@@ -82,6 +86,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--cache-dir", default=None)
+    parser.add_argument(
+        "--out-json",
+        default=None,
+        help="Write the accuracies, with provenance, to this JSON file.",
+    )
     args = parser.parse_args(argv)
 
     bilm = bilm_cache.load_bilm(args.model)
@@ -101,16 +110,33 @@ def main(argv=None):
         dev_accuracy, test_accuracy = probe_layer(
             train, dev, test, layer, num_tags, args
         )
-        results[layer] = {"dev": dev_accuracy, "test": test_accuracy}
+        results[str(layer)] = {
+            "name": name,
+            "dev": dev_accuracy,
+            "test": test_accuracy,
+        }
         print(f"{layer} {name:<20} {dev_accuracy:.4f}   {test_accuracy:.4f}")
-    best = max(results, key=lambda j: results[j]["test"])
-    print(f"best layer: {best} ({names[best]})")
-    return {
+    # The layer is chosen on dev; test only reports it.
+    best = max(range(len(names)), key=lambda j: results[str(j)]["dev"])
+    print(f"best layer on dev: {best} ({names[best]})")
+    summary = {
         "model": args.model,
         "weights_digest": bilm_cache.weights_digest(bilm),
+        "tokens": {s: int(splits[s][1].shape[0]) for s in FILES},
+        "settings": {
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "learning_rate": args.learning_rate,
+            "seed": args.seed,
+            "max_sentences": args.max_sentences,
+        },
         "layers": results,
-        "best_layer": best,
+        "best_layer_on_dev": best,
     }
+    if args.out_json:
+        summary["provenance"] = provenance()
+        write_json(args.out_json, summary)
+    return summary
 
 
 if __name__ == "__main__":

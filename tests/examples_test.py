@@ -296,19 +296,25 @@ def test_sample_efficiency_plot(tmp_path):
 
 @pytest.mark.large
 def test_layer_probe_smoke(treebank, tmp_path, capsys):
+    out_json = tmp_path / "probe.json"
     results = load_example("layer_probe").main(
         [
             "--data-dir", treebank,
             "--model", "tiny",
             "--epochs", "1",
             "--cache-dir", str(tmp_path / "cache"),
+            "--out-json", str(out_json),
         ]
     )  # fmt: skip
-    assert sorted(results["layers"]) == [0, 1, 2]
-    tests = {j: r["test"] for j, r in results["layers"].items()}
-    assert all(0.0 <= a <= 1.0 for a in tests.values())
-    assert results["best_layer"] == max(tests, key=tests.get)
-    assert "best layer" in capsys.readouterr().out
+    assert sorted(results["layers"]) == ["0", "1", "2"]
+    devs = {int(j): r["dev"] for j, r in results["layers"].items()}
+    assert all(0.0 <= r["test"] <= 1.0 for r in results["layers"].values())
+    # The layer is chosen on dev, never on test.
+    assert results["best_layer_on_dev"] == max(devs, key=devs.get)
+    assert "best layer on dev" in capsys.readouterr().out
+    written = json.loads(out_json.read_text())
+    assert written["layers"] == results["layers"]
+    assert written["provenance"]["command"]
 
 
 @pytest.mark.large

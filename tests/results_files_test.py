@@ -18,18 +18,23 @@ import re
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCUMENTS = (
-    "README.md",
-    "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
-    "examples/RESULTS.md",
-    "benchmarks/RESULTS.md",
-)
-FIGURE = re.compile(
-    # A sign belongs to the number only after a space or "(": in
-    # "44.1%<!-- ... -->-47.8%" the dash is a range.
-    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
-    r"<!-- fig (?P<file>\S+) (?P<key>.+?) (?P<format>\{\S*\}) -->"
-)
+
+
+def _load_renderer():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_results", os.path.join(REPO, "tools", "render_results.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+render = _load_renderer()
+FIGURE = render.FIGURE
+lookup = render.lookup
+DOCUMENTS = render.QUOTING_DOCUMENTS
 ANNOTATION = re.compile(r"<!-- fig ")
 
 
@@ -41,25 +46,6 @@ def figures(document):
     # a missing field) must fail, not be skipped.
     assert len(found) == len(ANNOTATION.findall(text)), document
     return found
-
-
-def lookup(payload, key):
-    """`payload[k1][k2]...` for `key` = "k1/k2/..."; a JSON key that
-    itself holds "/" (e.g. "keras_elmo/fp32") is matched whole, the
-    longest first."""
-    value, parts = payload, key.split("/")
-    while parts:
-        if isinstance(value, list):
-            value, parts = value[int(parts[0])], parts[1:]
-            continue
-        for end in range(len(parts), 0, -1):
-            name = "/".join(parts[:end])
-            if name in value:
-                value, parts = value[name], parts[end:]
-                break
-        else:
-            raise KeyError(f"{key!r}: no key {parts[0]!r}")
-    return value
 
 
 def quoted_figures():
@@ -114,3 +100,26 @@ def test_results_files_record_their_provenance():
                 assert record[field] is not None, (name, field)
             date = record["date_utc"]
             assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", date)
+
+
+def test_results_documents_are_rendered_from_their_files():
+    """benchmarks/RESULTS.md and the generated tables of
+    examples/RESULTS.md are what `tools/render_results.py` draws from
+    the results files now: a rerun without re-rendering, or a table
+    edited by hand, fails here."""
+    for document, text in render.rendered_documents().items():
+        with open(os.path.join(REPO, document), encoding="utf-8") as f:
+            assert f.read() == text, (
+                f"{document} is out of date: python tools/render_results.py"
+            )
+
+
+def test_every_results_file_is_in_benchmarks_results_md():
+    with open(
+        os.path.join(REPO, "benchmarks/RESULTS.md"), encoding="utf-8"
+    ) as f:
+        text = f.read()
+    for folder in ("benchmarks/results", "examples/results"):
+        for name in os.listdir(os.path.join(REPO, folder)):
+            if name.endswith(".json"):
+                assert f"## `{folder}/{name}`" in text, name

@@ -1,0 +1,407 @@
+"""Renders the results files into the RESULTS documents; nobody types them.
+
+    python tools/render_results.py           # rewrite the documents
+    python tools/render_results.py --check   # exit 1 if one is out of date
+
+Two kinds of output (benchmarks/README.md, "Results discipline"):
+
+- `benchmarks/RESULTS.md` is generated whole: one section per JSON file
+  of `benchmarks/results/` and `examples/results/`, with the command that
+  wrote it, its provenance (commit, date, CPU, cores, load) and every
+  scalar figure it holds (per-epoch histories and per-round timings stay
+  in the JSON).
+- Hand-written documents hold generated blocks,
+
+      <!-- generated: NAME -->
+      ... (rewritten from the results files) ...
+      <!-- end generated -->
+
+  where NAME is one of `BLOCKS` below (the tables of examples/RESULTS.md).
+
+`tests/results_files_test.py` runs `--check`, so a results file rerun
+without re-rendering fails the suite, and so does an edited table.
+"""
+
+import argparse
+import glob
+import importlib.util
+import json
+import os
+import re
+import statistics
+import sys
+
+from keras_elmo.utils.atomic import atomic_write
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS_DIRS = ("benchmarks/results", "examples/results")
+BENCHMARKS_RESULTS = "benchmarks/RESULTS.md"
+DOCUMENTS_WITH_BLOCKS = ("examples/RESULTS.md",)
+# Documents that quote figures as `NUM<!-- fig FILE KEY {FMT} -->`.
+QUOTING_DOCUMENTS = (
+    "README.md",
+    "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
+    "examples/RESULTS.md",
+)
+# Bulky records that the JSON keeps and the summary leaves out.
+SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
+# What a reader must know before using a file's figures (no figures here).
+CAVEATS = {
+    "benchmarks/results/allennlp_side_by_side.json": (
+        "Run on a heavily loaded machine (see the load): AllenNLP's process "
+        "slowed far more than ours, so the ratios to AllenNLP are not valid "
+        "and the README quotes none of them; the keras_elmo variants, timed "
+        "alternately in the same run, compare with each other. To be rerun "
+        "on a quiet machine."
+    ),
+}
+BLOCK = re.compile(
+    r"(<!-- generated: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
+    r"(<!-- end generated -->)",
+    re.S,
+)
+
+
+FIGURE = re.compile(
+    # A sign belongs to the number only after a space or "(": in
+    # "44.1%<!-- ... -->-47.8%" the dash is a range.
+    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
+    r"<!-- fig (?P<file>\S+) (?P<key>.+?) (?P<format>\{\S*\}) -->"
+)
+
+
+def lookup(payload, key):
+    """`payload[k1][k2]...` for `key` = "k1/k2/..."; a JSON key that
+    itself holds "/" (e.g. "keras_elmo/fp32") is matched whole, the
+    longest first."""
+    value, parts = payload, key.split("/")
+    while parts:
+        if isinstance(value, list):
+            value, parts = value[int(parts[0])], parts[1:]
+            continue
+        for end in range(len(parts), 0, -1):
+            name = "/".join(parts[:end])
+            if name in value:
+                value, parts = value[name], parts[end:]
+                break
+        else:
+            raise KeyError(f"{key!r}: no key {parts[0]!r}")
+    return value
+
+
+def update_quotes(text):
+    """`text` with every quoted figure (`NUM<!-- fig FILE KEY {FMT} -->`)
+    re-printed from its file: after a rerun, the quotes follow the files
+    (the prose around them still needs a reader)."""
+
+    def replace(match):
+        value = lookup(load(match.group("file")), match.group("key"))
+        quoted = match.group("format").format(value)
+        return quoted + match.group(0)[len(match.group("quoted")) :]
+
+    return FIGURE.sub(replace, text)
+
+
+def load(relative):
+    with open(os.path.join(REPO, relative), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def number(value):
+    """A figure as text: ints whole, floats to 4 significant digits."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if isinstance(value, bool) else "null"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def scalar_rows(payload, prefix=""):
+    """`(key/path, value)` for every scalar under `payload`, skipping the
+    bulky records; a short list of scalars is one row."""
+    rows = []
+    items = (
+        payload.items()
+        if isinstance(payload, dict)
+        else ((str(i), v) for i, v in enumerate(payload))
+    )
+    for key, value in items:
+        if key in SKIPPED_KEYS:
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(value, (dict, list)):
+            if isinstance(value, list) and all(
+                not isinstance(v, (dict, list)) for v in value
+            ):
+                if len(value) <= 8:
+                    shown = ", ".join(number(v) for v in value)
+                    rows.append((path, f"[{shown}]"))
+                continue
+            rows += scalar_rows(value, path + "/")
+        else:
+            rows.append((path, number(value)))
+    return rows
+
+
+def provenance_line(record):
+    load_average = record.get("load_average") or []
+    commit = (record.get("commit") or "unknown")[:10]
+    dirty = (
+        " (+ uncommitted changes)" if record.get("uncommitted_changes") else ""
+    )
+    return (
+        f"{record.get('date_utc', '?')} UTC, commit `{commit}`{dirty}, "
+        f"{record.get('cpu_model', '?')} x {record.get('cpu_cores', '?')}, "
+        f"load {' / '.join(str(x) for x in load_average)}"
+    )
+
+
+def command_of(relative, record):
+    """The command as a user types it, from the recorded argv."""
+    command = record.get("command") or "?"
+    first = command.split(" ", 1)[0]
+    folder = os.path.dirname(os.path.dirname(relative))
+    if first.endswith(".py") and "/" not in first:
+        return f"python {folder}/{command}"
+    return command
+
+
+def file_section(relative):
+    payload = load(relative)
+    lines = [f"## `{relative}`", ""]
+    records = (
+        [("", payload["provenance"])]
+        if "provenance" in payload
+        else [
+            (f"run {i} ({run.get('corpus', '')}): ", run["provenance"])
+            for i, run in enumerate(payload.get("runs", []))
+            if "provenance" in run
+        ]
+    )
+    for label, record in records:
+        lines.append(f"- {label}`{command_of(relative, record)}`")
+        lines.append(f"  - {provenance_line(record)}")
+    if relative in CAVEATS:
+        lines += ["", f"> {CAVEATS[relative]}"]
+    lines += ["", "| figure | value |", "| --- | --- |"]
+    if "runs" in payload:
+        for i, run in enumerate(payload["runs"]):
+            lines += [f"| `runs/{i}/{k}` | {v} |" for k, v in scalar_rows(run)]
+    lines += [f"| `{k}` | {v} |" for k, v in scalar_rows(payload)]
+    return "\n".join(lines) + "\n"
+
+
+def results_files():
+    found = []
+    for folder in RESULTS_DIRS:
+        found += sorted(glob.glob(os.path.join(REPO, folder, "*.json")))
+    return [os.path.relpath(p, REPO) for p in found]
+
+
+def render_benchmarks_results():
+    sections = [
+        "# Results\n\n"
+        "<!-- Generated by `python tools/render_results.py` from the "
+        "results files; do not edit. -->\n\n"
+        "Every figure the project publishes, as its results file holds "
+        "it: the command that wrote the file, the commit, machine, load "
+        "and date it ran on, and the scalar figures (per-epoch histories "
+        "and per-round timings are in the JSON). Figures from before the "
+        "results discipline (sessions 1-5) had no results file and are "
+        "no longer published; their log is in git history "
+        "(`git show 4e27aba:benchmarks/RESULTS.md`).\n"
+    ]
+    sections += [file_section(relative) for relative in results_files()]
+    return "\n".join(sections)
+
+
+# ---- generated blocks of examples/RESULTS.md ---------------------------
+
+POS_RESULTS = "examples/figures/pos_results.json"
+PROBE_RESULTS = "examples/results/layer_probe.json"
+
+
+def percent(x):
+    return f"{100 * x:.2f}"
+
+
+def mean_std(values, digits):
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.{digits}f} ± {spread:.{digits}f}"
+
+
+def _fractions():
+    payload = load(POS_RESULTS)
+    return sorted(payload["fractions"].items(), key=lambda kv: float(kv[0]))
+
+
+def pos_summary():
+    rows = [
+        "| training sentences | baseline (%) | + ELMo (%) | "
+        "relative error reduction |",
+        "| --- | --- | --- | --- |",
+    ]
+    for fraction, block in _fractions():
+        summary = block["summary"]
+        rows.append(
+            f"| {float(fraction):.0%} ({block['runs'][0]['sentences']:,}) "
+            f"| {percent(summary['baseline']['mean'])} ± "
+            f"{percent(summary['baseline']['std'])} "
+            f"| {percent(summary['elmo']['mean'])} ± "
+            f"{percent(summary['elmo']['std'])} "
+            f"| **{summary['relative_error_reduction']:.1%}** |"
+        )
+    return rows
+
+
+def pos_runs():
+    rows = [
+        "| fraction | seed | steps | baseline dev | baseline test | "
+        "ELMo dev | ELMo test | baseline s | ELMo s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for fraction, block in _fractions():
+        for seed, run in enumerate(block["runs"]):
+            base, elmo = run["baseline"], run["elmo"]
+            rows.append(
+                f"| {float(fraction):.0%} | {seed} | {run['steps']} "
+                f"| {percent(base['dev'])} | {percent(base['test'])} "
+                f"| {percent(elmo['dev'])} | {percent(elmo['test'])} "
+                f"| {base['seconds']:.0f} | {elmo['seconds']:.0f} |"
+            )
+    return rows
+
+
+def mix_weights():
+    layers = None
+    rows = []
+    for fraction, block in _fractions():
+        runs = [run["elmo"] for run in block["runs"]]
+        layers = len(runs[0]["mix_weights"])
+        cells = [
+            mean_std([run["mix_weights"][j] for run in runs], 3)
+            for j in range(layers)
+        ]
+        gamma = statistics.mean(run["gamma"] for run in runs)
+        rows.append(
+            f"| {float(fraction):.0%} | {' | '.join(cells)} | {gamma:.2f} |"
+        )
+    names = ["token layer (0)"] + [f"biLSTM {j}" for j in range(1, layers)]
+    header = [
+        f"| training sentences | {' | '.join(names)} | `gamma` |",
+        "| --- |" + " --- |" * (layers + 1),
+    ]
+    return header + rows
+
+
+def layer_probe():
+    payload = load(PROBE_RESULTS)
+    best = str(payload["best_layer_on_dev"])
+    rows = ["| layer | dev (%) | test (%) |", "| --- | --- | --- |"]
+    for j, result in sorted(
+        payload["layers"].items(), key=lambda kv: int(kv[0])
+    ):
+        mark = "**" if j == best else ""
+        rows.append(
+            f"| {j}: {result['name']} | {mark}{percent(result['dev'])}{mark} "
+            f"| {percent(result['test'])} |"
+        )
+    return rows
+
+
+BLOCKS = {
+    "pos_summary": pos_summary,
+    "pos_runs": pos_runs,
+    "mix_weights": mix_weights,
+    "layer_probe": layer_probe,
+}
+
+
+def render_blocks(text):
+    def replace(match):
+        name = match.group("name")
+        if name not in BLOCKS:
+            raise KeyError(
+                f"unknown generated block {name!r}: {sorted(BLOCKS)}"
+            )
+        body = "\n".join(BLOCKS[name]()) + "\n"
+        return match.group(1) + body + match.group(4)
+
+    return BLOCK.sub(replace, text)
+
+
+def render_word_sense(text):
+    """The word-sense section, drawn by examples/word_sense_report.py."""
+    spec = importlib.util.spec_from_file_location(
+        "word_sense_report",
+        os.path.join(REPO, "examples", "word_sense_report.py"),
+    )
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    if report.BEGIN not in text:
+        return text
+    head, rest = text.split(report.BEGIN, 1)
+    section = report.render_markdown(
+        load("examples/results/word_sense_wordnet.json")
+    )
+    return head + section.rstrip("\n") + rest.split(report.END, 1)[1]
+
+
+def rendered_documents():
+    """`{path: text}` of every document as the results files make it."""
+    documents = {BENCHMARKS_RESULTS: render_benchmarks_results()}
+    for relative in DOCUMENTS_WITH_BLOCKS:
+        with open(os.path.join(REPO, relative), encoding="utf-8") as f:
+            documents[relative] = render_word_sense(render_blocks(f.read()))
+    return documents
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--update-quotes",
+        action="store_true",
+        help="Also re-print every quoted figure of QUOTING_DOCUMENTS from "
+        "its results file.",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="Write nothing; exit 1 and name each out-of-date document.",
+    )
+    args = parser.parse_args(argv)
+    stale = []
+    documents = rendered_documents()
+    if args.update_quotes:
+        for relative in QUOTING_DOCUMENTS:
+            if relative not in documents:
+                with open(os.path.join(REPO, relative), encoding="utf-8") as f:
+                    documents[relative] = f.read()
+            documents[relative] = update_quotes(documents[relative])
+    for relative, text in documents.items():
+        path = os.path.join(REPO, relative)
+        with open(path, encoding="utf-8") as f:
+            current = f.read()
+        if current == text:
+            continue
+        stale.append(relative)
+        if not args.check:
+            with atomic_write(path) as f:
+                f.write(text)
+    if args.check and stale:
+        sys.stderr.write(
+            "out of date (run python tools/render_results.py): "
+            + ", ".join(stale)
+            + "\n"
+        )
+        return 1
+    for relative in stale:
+        sys.stdout.write(f"rewrote {relative}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
