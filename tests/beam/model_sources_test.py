@@ -3,11 +3,12 @@ shipped preset, a folder, a published preset by name (served locally), and
 an exported SavedModel; each gives the in-process command's vectors.
 
 "The same vectors" is up to float32 rounding, which depends on the batch
-shape (oneDNN picks kernels by shape): the in-process command itself
-differs by up to ~1.3e-6 (relative to the sentence's largest value)
-between `--batch-size 1` and 64 on the shipped model's long sentences. So
-the pipeline must agree with `embed` within 1e-6 or within what `embed`
-differs from itself across those batch sizes, whichever is larger.
+shape (oneDNN picks kernels by shape): on the shipped model's long
+sentences the in-process command itself differs between `--batch-size 1`
+and 64 by slightly more than 1e-6 of the sentence's largest value. So the
+pipeline must agree with `embed` within 1e-6 or within what `embed`
+differs from itself across those batch sizes (measured here), whichever
+is larger.
 """
 
 import os
