@@ -116,6 +116,23 @@ def load_embedder(args):
     return BiLMEmbedder(bilm, vocabulary=vocab), description
 
 
+def load_embedder_for_spec(spec):
+    """`load_embedder` for a model spec (a dict of the model arguments), as
+    `embed --runner` calls it on each worker; SavedModel URIs (`gs://...`)
+    are read through TensorFlow."""
+    import types
+
+    from keras_elmo.beam.model_handler import MODEL_ARGUMENTS
+    from keras_elmo.beam.model_handler import is_remote
+    from keras_elmo.beam.model_handler import load_spec
+
+    if spec.get("model") and is_remote(spec["model"]):
+        return load_spec(spec)
+    args = types.SimpleNamespace(**{k: spec.get(k) for k in MODEL_ARGUMENTS})
+    args.seed = 0 if args.seed is None else args.seed
+    return load_embedder(args)
+
+
 def _expected_shape(embedder, mode, num_tokens):
     if embedder.max_tokens is not None:
         num_tokens = min(num_tokens, embedder.max_tokens)
@@ -264,7 +281,7 @@ def run(args):
     if args.runner:
         from keras_elmo.cli.embed_beam import run_beam
 
-        return run_beam(args)
+        return run_beam(args, loader=load_embedder_for_spec)
     if getattr(args, "pipeline_options", None):
         raise ValueError(
             f"Unrecognized arguments {args.pipeline_options}: Beam pipeline "

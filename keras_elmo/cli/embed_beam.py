@@ -76,8 +76,12 @@ def model_spec(args):
     return spec
 
 
-def run_beam(args):
-    """Builds and runs the pipeline; returns 0 once the manifest is there."""
+def run_beam(args, loader):
+    """Builds and runs the pipeline; returns 0 once the manifest is there.
+
+    `loader`: `spec -> (embedder, description)`, a module-level function
+    (`keras_elmo.cli.embed.load_embedder_for_spec`), called on each worker.
+    """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
 
@@ -101,10 +105,12 @@ def run_beam(args):
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)
-    header = describe_output(spec)  # fails here, not on the workers
+    header = describe_output(spec, loader)  # fails here, not on workers
     header.update(input=pattern, layers=args.layers)
     prepare_output_dir(output, force=args.force)
-    handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
+    handler = BiLMModelHandler(
+        spec, layers=args.layers, dtype=args.dtype, loader=loader
+    )
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
         [f"--runner={args.runner}"] + list(args.pipeline_options or []),

@@ -37,7 +37,7 @@ from keras_elmo.utils.atomic import atomic_path
 MANIFEST = "manifest.json"
 SHARD_PREFIX = "embeddings"
 SHARD_SUFFIX = ".tfrecord"
-FORMAT = "keras_elmo.embedding_records/1"
+FORMAT = "keras-elmo embedding records, version 1"
 DTYPES = ("float32", "float16")
 COUNTS = (
     "lines",

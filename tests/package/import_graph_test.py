@@ -34,6 +34,7 @@ LAYERS = [
     "export",
     "training",
     "__init__",
+    "beam",
     "cli",
 ]
 

@@ -55,7 +55,7 @@ def test_every_keras_load_passes_safe_mode_true():
     calls = [
         (path, m.group(0))
         for path, text in package_sources()
-        for m in re.finditer(r"load_model\([^)]*\)", text)
+        for m in re.finditer(r"(?<!def )load_model\([^)]*\)", text)
     ]
     assert calls  # the package does load .keras files
     for path, call in calls:
