@@ -10,8 +10,11 @@ with `--all` (the default; layer 0 is the token embedding twice,
 `--average` (the mean of the `L + 1` layers); plus `sentence_to_index`,
 a 1-element string dataset holding the JSON `{sentence: "i"}` (a repeated
 sentence maps to its last line). Lines are stripped and split on
-whitespace (`line.split()`). A blank line gives an empty dataset of shape
-`(L + 1, 0, 2P)` or `(0, 2P)` (AllenNLP refuses such files).
+whitespace (`line.split()`), after dropping a UTF-8 byte-order mark at
+the start of a line (a Windows `\\r\\n` line end is whitespace). A blank
+line gives an empty dataset of shape `(L + 1, 0, 2P)` or `(0, 2P)`
+(AllenNLP refuses such files). The input is checked first as
+`keras_elmo.data.corpus_health` describes (not UTF-16, not binary).
 
 The input is read in chunks of `16 * --batch-size` lines, each sorted by
 length into batches (less padding) and written back in line order, so
@@ -32,6 +35,8 @@ import contextlib
 import os
 import sys
 
+from keras_elmo.cli.corpus_args import add_corpus_check_arguments
+from keras_elmo.cli.corpus_args import check_corpus_from_args
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import load_bilm_source
 
@@ -40,6 +45,7 @@ HELP = "Embed a file of sentences into HDF5 (the allennlp elmo layout)."
 CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
 PARTIAL_SUFFIX = ".partial"
 SENTENCE_TO_INDEX = "sentence_to_index"
+BOM = "\ufeff"  # a UTF-8 byte-order mark, dropped at the start of a line
 _RUN_ATTRS = ("keras_elmo_layers", "keras_elmo_num_layers", "keras_elmo_dim")
 
 
@@ -87,6 +93,7 @@ def add_arguments(parser):
         action="store_true",
         help="Overwrite OUTPUT (and discard an old OUTPUT.partial).",
     )
+    add_corpus_check_arguments(parser, oov=False)
 
 
 def load_embedder(args):
@@ -229,7 +236,7 @@ def _pending(chunk, embedder, mode, out):
     """The `(index, tokens)` of a chunk's lines not already in `out`."""
     todo = []
     for index, line in chunk:
-        tokens = line.split()
+        tokens = line.removeprefix(BOM).split()
         key = str(index)
         if key in out:
             if out[key].shape == _expected_shape(embedder, mode, len(tokens)):
@@ -277,6 +284,7 @@ def run(args):
     directory = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"Output directory {directory!r} not found.")
+    check_corpus_from_args(args, "input", args.input, require_sentences=False)
     embedder, description = load_embedder(args)
     sys.stderr.write(f"Embedding {args.input} with {description}\n")
     total = embed_file(embedder, args)
