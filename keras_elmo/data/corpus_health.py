@@ -99,12 +99,15 @@ class FileHealth:
     first_invalid_text: bytes = b""
     nul_bytes: int = 0
     nul_lines: int = 0
+    first_nul: int = None
     interior_cr_lines: int = 0
+    first_cr: int = None
     long_lines: int = 0
     first_long: int = None
     sentences: int = 0
     tokens: int = 0
     oov: int = None
+    first_oov: tuple = None
 
     @property
     def kept(self):
@@ -244,9 +247,11 @@ def _count_line(health, number, line, known, max_tokens):
     if nuls:
         health.nul_bytes += nuls
         health.nul_lines += 1
+        health.first_nul = health.first_nul or number
     body = line.rstrip(b"\r\n")
     if b"\r" in body.strip():
         health.interior_cr_lines += 1
+        health.first_cr = health.first_cr or number
     if line.startswith(corpus.UTF8_BOM):
         line = line[len(corpus.UTF8_BOM) :]
     tokens = line.split()
@@ -272,7 +277,10 @@ def _count_line(health, number, line, known, max_tokens):
     else:
         health.sentences += 1
     if known is not None:
-        health.oov += sum(1 for t in tokens if t not in known)
+        unknown = [t for t in tokens if t not in known]
+        health.oov += len(unknown)
+        if unknown and health.first_oov is None:
+            health.first_oov = (number, unknown[0].decode("utf-8"))
 
 
 def check_file(health, limits):
@@ -285,8 +293,8 @@ def check_file(health, limits):
             f"Corpus file {path!r} is not text: {health.nul_bytes} of its "
             f"{health.bytes} bytes are NUL "
             f"({health.nul_bytes / health.bytes:.0%}, more than "
-            f"--max-nul-fraction {limits.max_nul_fraction:g}); "
-            f"{corpus_sniff.binary_hint()}."
+            f"--max-nul-fraction {limits.max_nul_fraction:g}; first at line "
+            f"{health.first_nul}); {corpus_sniff.binary_hint()}."
         )
     if nonblank and health.invalid_utf8 > (
         limits.max_invalid_fraction * nonblank
@@ -309,15 +317,17 @@ def check_file(health, limits):
         raise CorpusError(
             f"Corpus file {path!r} uses `\\r` (classic Mac) line ends: "
             f"{health.interior_cr_lines} of its {nonblank} lines hold a "
-            "`\\r` inside, so each would be read as one sentence; convert "
+            f"`\\r` inside (first at line {health.first_cr}), so each would "
+            "be read as one sentence; convert "
             f"it with `tr '\\r' '\\n' < {path} > {path}.lf`."
         )
     rate = health.oov_rate
     if rate is not None and health.tokens and rate > limits.max_oov_rate:
         raise CorpusError(
             f"Corpus file {path!r}: {health.oov} of its {health.tokens} "
-            f"tokens ({rate:.1%}) are not in the vocabulary, more than "
-            f"--max-oov-rate {limits.max_oov_rate:g}; the vocabulary does "
+            f"tokens ({rate:.1%}) are not in the vocabulary (first "
+            f"{health.first_oov[1]!r} at line {health.first_oov[0]}), more "
+            f"than --max-oov-rate {limits.max_oov_rate:g}; the vocabulary does "
             "not belong to this corpus (build one with `keras-elmo vocab`)."
         )
 
@@ -370,6 +380,5 @@ def check_corpus(
             f"{len(report.files)} files, all blank or not UTF-8; expected "
             "sentence-per-line UTF-8 text."
         )
-    for line in report.summary_lines():
-        logger.info("%s", line)
+    logger.info("%s", report.summary_lines()[-1])
     return report
