@@ -192,6 +192,25 @@ def test_embed_faults_keep_the_old_output_and_resume(tmp_path, model_dir):
     with open(output, "rb") as f:
         assert f.read() == b"previous output"
 
+    # A read-only output directory: refused before anything is written.
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    locked = str(folder / "vectors.hdf5")
+    with open(locked, "wb") as f:
+        f.write(b"previous output")
+    with read_only_dir(str(folder)):
+        denied = run_cli_with_faults(
+            *_embed_args(source, locked, model_dir, "--force"), read_only=True
+        )
+    assert denied.returncode == 2, denied.stderr
+    assert (
+        f"keras-elmo embed: error: Could not write {locked + '.partial'!r}: "
+        f"{READ_ONLY} (Permission denied). {locked!r} is unchanged"
+    ) in denied.stderr
+    assert os.listdir(folder) == ["vectors.hdf5"]
+    with open(locked, "rb") as f:
+        assert f.read() == b"previous output"
+
     resumed = run_cli(
         *_embed_args(source, output, model_dir, "--force", "--resume")
     )
@@ -222,6 +241,19 @@ def test_export_faults_keep_the_old_saved_model(tmp_path, model_dir):
     )
     assert tree_digest(out) == before
     assert leftovers(str(tmp_path)) == []
+    assert sorted(os.listdir(tmp_path)) == ["sm"]
+    with read_only_dir(str(tmp_path)):
+        denied = run_cli_with_faults(*args, "--force", read_only=True)
+    assert denied.returncode == 2, denied.stderr
+    assert (
+        denied.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"keras-elmo export: error: Could not write {out!r}: {READ_ONLY} "
+            f"(Permission denied). {out!r} is unchanged"
+        )
+    )
+    assert tree_digest(out) == before
     assert sorted(os.listdir(tmp_path)) == ["sm"]
     done = run_cli(*args, "--force")
     assert done.returncode == 0, done.stderr

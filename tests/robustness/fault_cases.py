@@ -248,6 +248,16 @@ CASES = number(
         ),
         cli_error(
             f"train {CORPUS}",
+            "only blank and non-UTF-8 lines (`--max-invalid-fraction 1`)",
+            ["`--train`", "blank.txt", "holds no sentence", "3 lines"],
+            train_on(
+                corpus("blank.txt", b"\n \t\nx \xff y\n"),
+                "--max-invalid-fraction",
+                "1",
+            ),
+        ),
+        cli_error(
+            f"train {CORPUS}",
             "`--max-oov-rate 2`",
             ["`--max-oov-rate`", "fraction in [0, 1]", "got 2.0"],
             train_on(corpus("c.txt", TEXT.encode()), "--max-oov-rate", "2"),
