@@ -17,12 +17,13 @@ import numpy as np
 
 
 def read_sentences(path):
-    """Yields each line of `path`, stripped, as `keras-elmo embed` reads it."""
+    """Yields each line of `path`, stripped, as `keras-elmo embed` reads it
+    (a UTF-8 byte-order mark at the start of a line dropped)."""
     with open(
         path, encoding="utf-8", errors="surrogateescape", newline="\n"
     ) as f:
         for line in f:
-            yield line.strip()
+            yield line.removeprefix("\ufeff").strip()
 
 
 def _digest(sentence):
