@@ -228,11 +228,6 @@ def percent(x):
     return f"{100 * x:.2f}"
 
 
-def mean_std(values, digits):
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.{digits}f} ± {spread:.{digits}f}"
-
-
 def _fractions():
     payload = load(POS_RESULTS)
     return sorted(payload["fractions"].items(), key=lambda kv: float(kv[0]))
@@ -276,16 +271,16 @@ def pos_runs():
 
 
 def mix_weights():
+    """`softmax(s)` mean ± std over seeds as pos_tagging.py summarises it,
+    and the mean `gamma`."""
     layers = None
     rows = []
     for fraction, block in _fractions():
-        runs = [run["elmo"] for run in block["runs"]]
-        layers = len(runs[0]["mix_weights"])
-        cells = [
-            mean_std([run["mix_weights"][j] for run in runs], 3)
-            for j in range(layers)
-        ]
-        gamma = statistics.mean(run["gamma"] for run in runs)
+        summary = block["summary"]
+        means, stds = summary["mix_weights_mean"], summary["mix_weights_std"]
+        layers = len(means)
+        cells = [f"{m:.3f} ± {d:.3f}" for m, d in zip(means, stds)]
+        gamma = statistics.mean(run["elmo"]["gamma"] for run in block["runs"])
         rows.append(
             f"| {float(fraction):.0%} | {' | '.join(cells)} | {gamma:.2f} |"
         )

@@ -39,6 +39,7 @@ from apache_beam.ml.inference.base import RunInference
 
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import is_utf8
+from keras_elmo.export.embed_lines import sentence_text
 from keras_elmo.export.embed_lines import sentence_tokens
 from keras_elmo.export.embedding_records import COUNTS
 from keras_elmo.export.embedding_records import FORMAT
@@ -82,7 +83,9 @@ class _ReadLines(beam.DoFn):
                 if not raw:
                     break
                 line = decode_line(raw)
-                sentence = line.strip().encode("utf-8", "surrogateescape")
+                sentence = sentence_text(line).encode(
+                    "utf-8", "surrogateescape"
+                )
                 yield (path, number), (sentence, tuple(sentence_tokens(line)))
                 number += 1
 

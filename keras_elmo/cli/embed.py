@@ -10,15 +10,20 @@ with `--all` (the default; layer 0 is the token embedding twice,
 `--average` (the mean of the `L + 1` layers); plus `sentence_to_index`,
 a 1-element string dataset holding the JSON `{sentence: "i"}` (a repeated
 sentence maps to its last line). Lines are stripped and split on
-whitespace (`line.split()`). A blank line gives an empty dataset of shape
-`(L + 1, 0, 2P)` or `(0, 2P)` (AllenNLP refuses such files).
+whitespace (`line.split()`), after dropping a UTF-8 byte-order mark at
+the start of a line (a Windows `\\r\\n` line end is whitespace). A blank
+line gives an empty dataset of shape `(L + 1, 0, 2P)` or `(0, 2P)`
+(AllenNLP refuses such files). The input is checked first as
+`keras_elmo.data.corpus_health` describes (not UTF-16, not binary).
 
 The input is read in chunks of `16 * --batch-size` lines, each sorted by
 length into batches (less padding) and written back in line order, so
 memory does not grow with the file. Output goes to `OUTPUT.partial`,
 renamed to OUTPUT at the end; after an interruption, `--resume` keeps the
 datasets already in `OUTPUT.partial` and computes the rest. OUTPUT is
-never overwritten without `--force`.
+never overwritten without `--force`. A full disk (or a file size limit,
+or an unwritable directory) stops the run with an error naming
+OUTPUT.partial; OUTPUT is unchanged and a rerun with `--resume` continues.
 
 `--model` is a SavedModel from `keras-elmo export` (its `tokens`
 signature is called; it truncates sentences at its max tokens, 512 by
@@ -32,6 +37,8 @@ import contextlib
 import os
 import sys
 
+from keras_elmo.cli.corpus_args import add_corpus_check_arguments
+from keras_elmo.cli.corpus_args import check_corpus_from_args
 from keras_elmo.cli.embed_beam import add_beam_arguments
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import load_bilm_source
@@ -88,6 +95,7 @@ def add_arguments(parser):
         action="store_true",
         help="Overwrite OUTPUT (and discard an old OUTPUT.partial).",
     )
+    add_corpus_check_arguments(parser, oov=False)
     add_beam_arguments(parser)
     parser.set_defaults(accepts_pipeline_options=True, pipeline_options=None)
 
@@ -227,10 +235,12 @@ def embed_file(embedder, args, progress=True):
         stale = [k for k in out if not (k.isdigit() and int(k) < total)]
         for key in stale:
             del out[key]  # an old sentence_to_index, or lines now gone
+        index = sentence_to_index_json(args.input)
+        _ensure_room(out, [len(index)])
         index_dataset = out.create_dataset(
             SENTENCE_TO_INDEX, (1,), dtype=h5py.string_dtype("utf-8")
         )
-        index_dataset[0] = sentence_to_index_json(args.input)
+        index_dataset[0] = index
         for name in _RUN_ATTRS:
             del out.attrs[name]
     os.replace(partial, args.output)
@@ -271,8 +281,38 @@ def _embed_batches(embedder, args, todo, out):
         vectors = embedder([tokens for _, tokens in batch])
         for (index, _), layers in zip(batch, vectors):
             results[index] = select_layers(layers, args.layers)
+    _ensure_room(out, [results[index].size * 4 for index in results])
     for index in sorted(results):
         out.create_dataset(str(index), data=results[index], dtype="float32")
+
+
+def _ensure_room(out, sizes):
+    """Checks that datasets of `sizes` bytes fit before HDF5 writes
+    them (HDF5 may crash on a failed write; checked first, the partial
+    file stays consistent for `--resume`)."""
+    from keras_elmo.utils.write_faults import ensure_room
+
+    out.flush()
+    ensure_room(out.filename, sum(sizes) + 1024 * len(sizes) + (64 << 10))
+
+
+def _embed_guarded(embedder, args):
+    """`embed_file`; a full disk or an unwritable directory is an error
+    naming OUTPUT.partial that says what is kept and how to resume."""
+    from keras_elmo.utils import write_faults
+
+    partial = args.output + PARTIAL_SUFFIX
+    if os.path.exists(args.output):
+        kept = f"{args.output!r} is unchanged"
+    else:
+        kept = f"nothing was written to {args.output!r}"
+    with write_faults.guard(
+        partial,
+        kept=f"{kept}, the lines embedded so far stay in {partial!r}",
+        advice="free space (or make the directory writable) and rerun "
+        "with --resume to continue, or --force to start over",
+    ):
+        return embed_file(embedder, args)
 
 
 def run(args):
@@ -297,8 +337,9 @@ def run(args):
     directory = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"Output directory {directory!r} not found.")
+    check_corpus_from_args(args, "input", args.input, require_sentences=False)
     embedder, description = load_embedder(args)
     sys.stderr.write(f"Embedding {args.input} with {description}\n")
-    total = embed_file(embedder, args)
+    total = _embed_guarded(embedder, args)
     sys.stderr.write(f"Wrote {total} sentences to {args.output}\n")
     return 0

@@ -11,6 +11,10 @@ form one text and the states are carried from line to line (forward in
 file order, backward in reverse), as bilm-tf's test and the published
 Penn Treebank figures do: see `keras_elmo.training.stream_perplexity`.
 
+`--data` is checked first against the model's vocabulary (its health
+printed to stderr; UTF-16, binary, mostly non-UTF-8 or mostly
+out-of-vocabulary files stop the command).
+
 `--unigram-baseline TRAIN` also scores an add-one unigram model estimated
 on TRAIN over the same predictions (the floor any LM must beat), and
 `--results FILE` writes everything, with the command line, git commit,
@@ -20,6 +24,9 @@ README quotes.
 
 import json
 import sys
+
+from keras_elmo.cli.corpus_args import add_corpus_check_arguments
+from keras_elmo.cli.corpus_args import check_corpus_from_args
 
 HELP = "Perplexity (forward, backward, mean) of a trained biLM."
 
@@ -51,6 +58,7 @@ def add_arguments(parser):
         metavar="FILE",
         help="Write the figures with their provenance to this JSON file.",
     )
+    add_corpus_check_arguments(parser)
 
 
 def run(args):
@@ -62,6 +70,14 @@ def run(args):
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--max-tokens", args.max_tokens)
     model, vocabulary = load_language_model(args.model)
+    check_corpus_from_args(
+        args,
+        "--data",
+        args.data,
+        vocabulary,
+        max_tokens=args.max_tokens,
+        require_sentences=False,
+    )
     if args.stream:
         from keras_elmo.training.stream_evaluate import stream_perplexity
 

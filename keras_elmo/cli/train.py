@@ -12,6 +12,11 @@ that holds a finished model but no checkpoint is not replaced without
 `--force`; a corpus with no sentence (only blank or non-UTF-8 lines) is
 an error, not an empty model.
 
+Before training, every corpus file is scanned and its health printed to
+stderr (lines read and skipped, and why; tokens; OOV rate); a file that
+is UTF-16, binary, mostly not UTF-8 or mostly out of the vocabulary stops
+the run with an error naming it (see the "corpus check" flags).
+
 Multi-worker: start the same command on every worker with TF_CONFIG set
 (`--strategy multi_worker`, or `auto`). This uses keras_elmo's own loop,
 which works where Keras 3's `fit` does not (keras-team/keras#20585).
@@ -24,6 +29,9 @@ a high loss, before the biLM itself adapts.
 
 import json
 import sys
+
+from keras_elmo.cli.corpus_args import add_corpus_check_arguments
+from keras_elmo.cli.corpus_args import check_corpus_from_args
 
 HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
 DEST = "config_"
@@ -56,6 +64,7 @@ def add_arguments(parser):
         help="Train into an OUT that holds a finished model but no "
         "checkpoints (its files are replaced at the end).",
     )
+    add_corpus_check_arguments(parser)
 
 
 def _check_out(out, force):
@@ -108,6 +117,17 @@ def _check_corpus(name, file_pattern):
     )
 
 
+def _check_corpus_health(args, config):
+    """The corpus check of `--train` and `--valid` (summary on stderr)."""
+    from keras_elmo.data.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary.load(config.vocab)
+    for name, pattern in (("--train", config.train), ("--valid", config.valid)):
+        check_corpus_from_args(
+            args, name, pattern, vocabulary, max_tokens=config.max_tokens
+        )
+
+
 def run(args):
     import dataclasses
 
@@ -123,8 +143,11 @@ def run(args):
     )
     _check_config(config.model)
     _check_out(config.out_dir, args.force)
-    _check_corpus("--train", config.train)
-    _check_corpus("--valid", config.valid)
+    if args.skip_corpus_check:
+        _check_corpus("--train", config.train)
+        _check_corpus("--valid", config.valid)
+    else:
+        _check_corpus_health(args, config)
     trainer = Trainer(config)
     try:
         history = trainer.train()

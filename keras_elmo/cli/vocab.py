@@ -4,12 +4,17 @@
 
 Tokens are split on whitespace and ordered by descending count (ties by
 token); the file starts with `<S>`, `</S>`, `<UNK>`. Blank lines and lines
-that are not valid UTF-8 are skipped, as in training. Quote the glob so the
-shell does not expand it (several patterns are also accepted).
+that are not valid UTF-8 are skipped, as in training; the corpus is
+checked first (its health printed to stderr; UTF-16, binary or mostly
+non-UTF-8 files stop the command). Quote the glob so the shell does not
+expand it (several patterns are also accepted).
 """
 
 import os
 import sys
+
+from keras_elmo.cli.corpus_args import add_corpus_check_arguments
+from keras_elmo.cli.corpus_args import check_corpus_from_args
 
 HELP = "Count a corpus and write its vocabulary file."
 
@@ -40,6 +45,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--force", action="store_true", help="Overwrite an existing output."
     )
+    add_corpus_check_arguments(parser, oov=False)
 
 
 def run(args):
@@ -59,6 +65,9 @@ def run(args):
 
     check_positive_int("--min-count", args.min_count)
     Vocabulary.from_counts({}, min_count=args.min_count, max_size=args.max_size)
+    check_corpus_from_args(
+        args, "CORPUS_GLOB", args.corpus, require_sentences=False
+    )
     counts, stats = corpus.count_tokens(args.corpus)
     vocab = Vocabulary.from_counts(
         counts, min_count=args.min_count, max_size=args.max_size

@@ -5,7 +5,10 @@ line, plain or gzip-compressed (name ends in `.gz`). The rules here are the
 ones `keras_elmo.data.make_lm_dataset` applies in graph, so counts made in
 Python match what training sees:
 
-- lines end at `\\n`; a line is stripped of ASCII whitespace;
+- lines end at `\\n`; a line is stripped of ASCII whitespace (so a
+  Windows `\\r\\n` ends a line like `\\n`);
+- a UTF-8 byte-order mark (`EF BB BF`) at the start of a line is dropped
+  (Windows editors write one at the start of a file);
 - a blank line (empty after stripping) is skipped;
 - a line that is not valid UTF-8 is skipped whole ("malformed");
 - tokens are the pieces between runs of ASCII whitespace (space, `\\t`,
@@ -25,6 +28,8 @@ import os
 from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
+
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def list_files(file_pattern):
@@ -148,6 +153,8 @@ def iter_sentences(file_pattern, stats=None):
             for line in f:
                 if stats is not None:
                     stats.lines += 1
+                if line.startswith(UTF8_BOM):
+                    line = line[len(UTF8_BOM) :]
                 tokens = line.split()
                 if not tokens:
                     if stats is not None:

@@ -4,7 +4,8 @@ The pipeline, all in graph (`tf.data`):
 
     files (sorted; shuffled per epoch when `shuffle`)
       -> lines (TextLineDataset, GZIP for `.gz`; deterministic interleave)
-      -> strip; skip blank lines and lines that are not valid UTF-8
+      -> drop a leading UTF-8 byte-order mark; strip (a `\\r\\n` line end
+         is a line end); skip blank lines and lines that are not UTF-8
       -> whitespace tokens; split sentences longer than `max_tokens`
       -> shuffle sentences (seeded, reshuffled each epoch) -> repeat
       -> global batches (padded, or bucketed by length)
@@ -31,7 +32,7 @@ PAD_TARGET = -1
 
 def _clean_and_split(lines, max_tokens):
     """`[n]` raw lines -> ragged `[m, None]` token pieces (m may be 0)."""
-    stripped = tf.strings.strip(lines)
+    stripped = tf.strings.strip(_drop_bom(lines))
     # Invalid UTF-8 changes under a "replace" transcode; valid text does not
     # (a genuine U+FFFD is valid and maps to itself).
     repaired = tf.strings.unicode_transcode(
@@ -51,6 +52,16 @@ def _clean_and_split(lines, max_tokens):
         tf.gather(lengths, row_of_piece) - piece_index.flat_values * max_tokens,
     )
     return tf.RaggedTensor.from_row_lengths(tokens.flat_values, piece_lengths)
+
+
+def _drop_bom(lines):
+    """Drops a UTF-8 byte-order mark at the start of each line (as
+    `corpus.iter_sentences`); other lines are returned unchanged."""
+    has_bom = tf.equal(tf.strings.substr(lines, 0, 3), corpus.UTF8_BOM)
+    # Three spaces make every line long enough for `substr` at 3; they
+    # are stripped with the line's own whitespace.
+    rest = tf.strings.substr(tf.strings.join([lines, "   "]), 3, -1)
+    return tf.where(has_bom, rest, lines)
 
 
 def _sentences(files, max_tokens, shuffle, seed):

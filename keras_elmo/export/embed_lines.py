@@ -7,8 +7,10 @@ tokens and the same output array:
 - a line ends at `\\n` (nothing else ends it); its bytes are decoded as
   UTF-8 with `surrogateescape`, so a line that is not valid UTF-8 is kept
   and its tokens encode back to the exact input bytes;
+- a UTF-8 byte-order mark at the start of a line is dropped (`BOM`);
 - the sentence is the line stripped (`str.strip()`), the tokens its
-  `str.split()` pieces (any Unicode whitespace separates them);
+  `str.split()` pieces (any Unicode whitespace separates them; a Windows
+  `\r\n` line end is whitespace);
 - a blank line has no tokens and gives an empty array (`(L + 1, 0, 2P)`
   or `(0, 2P)`), as `keras-elmo embed` writes it;
 - `select_layers` picks what is stored from the `[L + 1, n, 2P]` layers:
@@ -17,6 +19,7 @@ tokens and the same output array:
 """
 
 LAYER_MODES = ("all", "top", "average")
+BOM = "\ufeff"  # a UTF-8 byte-order mark, dropped at the start of a line
 
 
 def decode_line(raw):
@@ -33,9 +36,17 @@ def is_utf8(raw):
     return True
 
 
+def sentence_text(line):
+    """The sentence of a decoded line: BOM dropped, stripped."""
+    return line.removeprefix(BOM).strip()
+
+
 def sentence_tokens(line):
     """The tokens of a decoded line as the bytes the embedders take."""
-    return [t.encode("utf-8", "surrogateescape") for t in line.split()]
+    return [
+        t.encode("utf-8", "surrogateescape")
+        for t in line.removeprefix(BOM).split()
+    ]
 
 
 def select_layers(layers, mode):

@@ -15,14 +15,17 @@ import json
 
 import numpy as np
 
+from keras_elmo.export.embed_lines import sentence_text
+
 
 def read_sentences(path):
-    """Yields each line of `path`, stripped, as `keras-elmo embed` reads it."""
+    """Yields each line of `path`, stripped, as `keras-elmo embed` reads it
+    (a UTF-8 byte-order mark at the start of a line dropped)."""
     with open(
         path, encoding="utf-8", errors="surrogateescape", newline="\n"
     ) as f:
         for line in f:
-            yield line.strip()
+            yield sentence_text(line)
 
 
 def _digest(sentence):

@@ -6,6 +6,8 @@ import tempfile
 
 import tensorflow as tf
 
+from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
+
 NO_BEST_YET = sys.float_info.max
 
 
@@ -48,9 +50,12 @@ def make_manager(
     The model's variables include the dropout RNG states (Keras seed
     generators), so a resumed run draws the same masks. TensorFlow writes
     the checkpoint files first and the `checkpoint` index last, by rename:
-    a kill leaves the previous checkpoint usable. Under a multi-worker
-    strategy every worker saves (the save is collective), but only the chief
-    writes to `out_dir/checkpoints`; the others use a temporary directory.
+    a kill leaves the previous checkpoint usable, and a save that fails for
+    lack of space or permission raises `WriteFailed` naming the checkpoint
+    and the one a rerun resumes from (`SafeCheckpointManager`). Under a
+    multi-worker strategy every worker saves (the save is collective), but
+    only the chief writes to `out_dir/checkpoints`; the others use a
+    temporary directory.
     """
     # Keras 3 functional models do not expose their layers to
     # `tf.train.Checkpoint`, so the model's variables (weights and the
@@ -63,7 +68,7 @@ def make_manager(
         loss_scale=loss_scale.value,
     )
     directory = _directory(out_dir, "checkpoints", strategy)
-    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=keep)
+    return SafeCheckpointManager(checkpoint, directory, max_to_keep=keep)
 
 
 def _directory(out_dir, name, strategy):
@@ -80,7 +85,7 @@ def make_best_manager(model, out_dir, strategy):
     last, like every checkpoint; only the chief writes to `out_dir`)."""
     checkpoint = tf.train.Checkpoint(model_variables=list(model.variables))
     directory = _directory(out_dir, "best", strategy)
-    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=1)
+    return SafeCheckpointManager(checkpoint, directory, max_to_keep=1)
 
 
 def restore_latest(manager):

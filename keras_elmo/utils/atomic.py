@@ -8,6 +8,8 @@ import shutil
 import sys
 import tempfile
 
+from keras_elmo.utils import write_faults
+
 # renameat2(2) (Linux >= 3.15, glibc >= 2.28).
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -15,6 +17,18 @@ _RENAME_EXCHANGE = 2
 
 @contextlib.contextmanager
 def atomic_path(path):
+    """Yields a temporary path beside `path`; renames it onto `path` after.
+
+    As `_atomic_path`; a full disk, a file size limit or an unwritable
+    directory raises `write_faults.WriteFailed` naming `path` (which is
+    untouched).
+    """
+    with write_faults.guard(path), _atomic_path(path) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_path(path):
     """Yields a temporary path beside `path`; renames it onto `path` after.
 
     The temporary file lives in the same directory, so the final
@@ -108,6 +122,17 @@ def exchange_paths(a, b):
 
 @contextlib.contextmanager
 def atomic_directory(path):
+    """Yields a temporary directory beside `path`; moves it there after.
+
+    As `_atomic_directory`; a storage fault raises
+    `write_faults.WriteFailed` naming `path` (which is untouched).
+    """
+    with write_faults.guard(path), _atomic_directory(path) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_directory(path):
     """Yields a temporary directory beside `path`; moves it there after.
 
     A non-empty existing `path` is swapped with the new directory in one

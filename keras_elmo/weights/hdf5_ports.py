@@ -25,6 +25,7 @@ import h5py
 import numpy as np
 
 from keras_elmo.utils.atomic import atomic_path
+from keras_elmo.utils.write_faults import ensure_room
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,12 +186,20 @@ def read_ports(path, ports, kind):
 
 
 def write_ports(path, ports, dtype="float32"):
-    """Writes the table's datasets to `path` atomically (temp + rename)."""
+    """Writes the table's datasets to `path` atomically (temp + rename).
+
+    The room needed is checked first (`write_faults.ensure_room`): HDF5
+    may crash on a failed write, so a full disk or a file size limit is
+    reported as `WriteFailed` naming `path` before HDF5 writes anything.
+    """
+    arrays = {}
+    for key, parts in _group(ports).items():
+        values = [port.value() for port in parts]
+        array = values[0] if len(values) == 1 else np.concatenate(values)
+        arrays[key] = array.astype(dtype)
     with atomic_path(path) as tmp:
+        needed = sum(a.nbytes for a in arrays.values())
+        ensure_room(tmp, needed + 1024 * len(arrays) + (64 << 10))
         with h5py.File(tmp, "w") as f:
-            for key, parts in _group(ports).items():
-                values = [port.value() for port in parts]
-                array = (
-                    values[0] if len(values) == 1 else np.concatenate(values)
-                )
-                f.create_dataset(key, data=array.astype(dtype))
+            for key, array in arrays.items():
+                f.create_dataset(key, data=array)

@@ -13,6 +13,7 @@ import os
 
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.weights import options_rules
 
 
 def read_options(path_or_dict):
@@ -22,8 +23,10 @@ def read_options(path_or_dict):
     Raises:
         FileNotFoundError: the file does not exist.
         ValueError: the file is not UTF-8 JSON, not a JSON object, or a
-            key is missing or has the wrong type; the message names the
-            file and the key.
+            key is missing, has the wrong type or a value out of range
+            (`options_rules`); the message names the file, the key path as
+            written in the file (`lstm.dim`), the value and what is
+            allowed.
     """
     if isinstance(path_or_dict, (str, os.PathLike)):
         source = f"Options file {os.fspath(path_or_dict)!r}"
@@ -46,7 +49,7 @@ def read_options(path_or_dict):
         lstm = _section(options, "lstm")
         key = "char_cnn"
         cnn = _section(options, "char_cnn")
-        fields = {}
+        fields, by_key, raw = {}, {}, {}
         for name, section, option, convert, default in _OPTION_FIELDS:
             key = f"{section}.{option}"
             values = lstm if section == "lstm" else cnn
@@ -56,11 +59,12 @@ def read_options(path_or_dict):
                 value = values[option]
             else:
                 value = values.get(option, default)
-            fields[name] = convert(value)
+            fields[name] = by_key[key] = convert(value)
+            raw[key] = value
     except KeyError as e:
         raise ValueError(
             f"{source}: not a bilm-tf options file, missing or invalid "
-            f"key {e} (in `{key}`); expected {{'lstm': {{'dim', "
+            f"key {e} (missing key `{key}`); expected {{'lstm': {{'dim', "
             "'projection_dim', ...}, 'char_cnn': {'filters', "
             "'embedding': {'dim'}, ...}}."
         ) from e
@@ -68,6 +72,8 @@ def read_options(path_or_dict):
         raise ValueError(
             f"{source}: missing or invalid key `{key}`: {e}"
         ) from e
+    options_rules.check_values(by_key, raw, source)
+    options_rules.warn_unknown_keys(options, source)
     return fields, source
 
 

@@ -117,7 +117,7 @@ def check_output(corpus, output, mode="all"):
             assert key not in seen, key
             seen.add(key)
             raw = corpus["lines"][key[0]][key[1]]
-            line = raw.decode("utf-8", "surrogateescape")
+            line = raw.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
             assert record["sentence"] == line.strip().encode(
                 "utf-8", "surrogateescape"
             )

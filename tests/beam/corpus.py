@@ -17,6 +17,7 @@ SPECIAL = [
     b"caf\xc3\xa9 \xff\xfe not utf-8 \xe9t\xe9",  # invalid UTF-8, kept
     b"  padded   with   spaces  \r",  # stripped; \r is whitespace
     b"no\xc2\xa0break space",  # U+00A0 separates tokens (str.split)
+    b"\xef\xbb\xbfbyte-order mark first",  # the BOM is dropped
 ]
 
 

@@ -193,7 +193,7 @@ def refuses_overwrite(*argv_fn, target):
 # === embed ===
 
 
-def embed_matches_bilm(data, sentences, mode="all"):
+def embed_matches_bilm(data, sentences, mode="all", flags=()):
     """Each line's dataset equals the BiLM on the line's byte tokens."""
 
     def run(fx):
@@ -208,6 +208,7 @@ def embed_matches_bilm(data, sentences, mode="all"):
             options(fx),
             "--weights",
             weights(fx),
+            *flags,
         )
         assert code == 0, err
         bilm = fx("compiled_bilm")
@@ -680,11 +681,13 @@ CASES = number(
         ),
         ok(
             "embed",
-            "invalid UTF-8 and NUL bytes",
+            "invalid UTF-8 and NUL bytes (`--max-invalid-fraction 1`: "
+            "every line is invalid)",
             "raw bytes embedded: = the BiLM on NumPy re-derived ids",
             embed_matches_bilm(
                 b"a \xff\xfe b\nc\x00d \xc3\n",
                 [tokens_of("a \udcff\udcfe b"), [b"c\x00d", b"\xc3"]],
+                flags=("--max-invalid-fraction", "1"),
             ),
         ),
         ok(

@@ -322,7 +322,7 @@ CASES = number(
             OPTIONS,
             "`lstm.projection_dim` = -1",
             ValueError,
-            ["options.json", "`projection_dim`", "positive integer", "got -1"],
+            ["options.json", "`lstm.projection_dim` is -1", "integer >= 1"],
             load_options(edited_options(setter("lstm", "projection_dim", -1))),
         ),
         error(
@@ -355,7 +355,7 @@ CASES = number(
             OPTIONS,
             "`char_cnn.n_characters` = 300",
             ValueError,
-            ["options.json", "`n_characters`", "(261, 262)", "got 300"],
+            ["options.json", "`char_cnn.n_characters` is 300", "261 or 262"],
             load_options(
                 edited_options(setter("char_cnn", "n_characters", 300))
             ),
