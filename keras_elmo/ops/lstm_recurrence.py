@@ -1,6 +1,7 @@
 """`lstm_recurrence`: the projected LSTM's time loop, with its own gradient."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 
@@ -91,10 +92,6 @@ def _loop(cell_clip, projection_clip, save_for_backward):
     is traced in place, as before."""
     make = _recurrence if save_for_backward else _forward_only
     run = make(cell_clip, projection_clip)
-    if keras.backend.backend() != "tensorflow":
-        return run
-    import tensorflow as tf
-
     if not tf.executing_eagerly():
         return run
     key = (cell_clip, projection_clip, save_for_backward)
@@ -167,25 +164,47 @@ def _cell_step(z_in, real_t, h_prev, c_prev, kernels, clips):
     return h, c, gates, c_raw, h_raw
 
 
+def _scan_steps(gates_in, real, h0, c0, kernels, clips, saving):
+    """Scans `_cell_step` over the `T` steps: `(h, c, stacked)`.
+
+    `stacked` holds each step's carry, `(h, c)`, and when `saving` also
+    what backward needs (the gates, `c_raw`, `h_raw`): keras.ops.scan's
+    TF backend stacks outputs shaped like the carry, so it rides there.
+    """
+    real_steps = real[:, None, :, None]
+
+    def step(carry, t):
+        h, c, gates, c_raw, h_raw = _cell_step(
+            gates_in[t], real_steps[t], *carry[:2], kernels, clips
+        )
+        new = (h, c) + (gates + (c_raw, h_raw) if saving else ())
+        return new, new
+
+    carry = (h0, c0)
+    if saving:
+        carry += (ops.zeros_like(c0),) * 5 + (ops.zeros_like(h0),)
+    steps = ops.shape(gates_in)[0]
+    (h, c, *_), stacked = ops.scan(step, carry, _step_indices(steps))
+    return h, c, stacked
+
+
 def _forward_only(cell_clip, projection_clip):
     """The loop without saving anything for backward: inference. Its
     gradient, if one is asked for anyway, is TensorFlow's own (correct,
     slower)."""
 
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
+        h, c, stacked = _scan_steps(
+            gates_in,
+            real,
+            h0,
+            c0,
+            (recurrent_kernel, projection_kernel),
+            (cell_clip, projection_clip),
+            saving=False,
+        )
         steps = ops.shape(gates_in)[0]
-        real_steps = real[:, None, :, None]
-        k = (recurrent_kernel, projection_kernel)
-        clips = (cell_clip, projection_clip)
-
-        def step(carry, t):
-            h, c, *_ = _cell_step(gates_in[t], real_steps[t], *carry, k, clips)
-            # keras.ops.scan's TF backend stacks outputs shaped like the
-            # carry, so the cell states are stacked too.
-            return (h, c), (h, c)
-
-        (h, c), (hs, _) = ops.scan(step, (h0, c0), _step_indices(steps))
-        return ops.reshape(hs, (steps,) + ops.shape(h0)), h, c
+        return ops.reshape(stacked[0], (steps,) + ops.shape(h0)), h, c
 
     return run
 
@@ -196,22 +215,10 @@ def _recurrence(cell_clip, projection_clip):
     @ops.custom_gradient
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
         steps = ops.shape(gates_in)[0]
-        real_steps = real[:, None, :, None]
         k = (recurrent_kernel, projection_kernel)
         clips = (cell_clip, projection_clip)
-
-        def step(carry, t):
-            h, c, gates, c_raw, h_raw = _cell_step(
-                gates_in[t], real_steps[t], *carry[:2], k, clips
-            )
-            # What backward needs rides in the carry: keras.ops.scan
-            # stacks outputs shaped like the carry.
-            new = (h, c) + gates + (c_raw, h_raw)
-            return new, new
-
-        saved0 = (ops.zeros_like(c0),) * 5 + (ops.zeros_like(h0),)
-        (h, c, *_), stacked = ops.scan(
-            step, (h0, c0) + saved0, _step_indices(steps)
+        h, c, stacked = _scan_steps(
+            gates_in, real, h0, c0, k, clips, saving=True
         )
         hs = ops.reshape(stacked[0], (steps,) + ops.shape(h0))
 
