@@ -63,41 +63,63 @@ def lstm_recurrence(
         it), `h` `[2, B, P]` and `c` `[2, B, H]` are the final states in
         the dtypes of `h0` and `c0`.
     """
-    gates_in = ops.convert_to_tensor(gates_in)
-    dtype = keras.backend.standardize_dtype(gates_in.dtype)
-    real = ops.cast(real, "bool")
-    h0 = ops.cast(h0, dtype)
-    state_dtype = keras.backend.standardize_dtype(c0.dtype)
-    c0 = ops.cast(c0, "float32")
-    recurrent_kernel = ops.cast(recurrent_kernel, dtype)
-    projection_kernel = ops.cast(projection_kernel, dtype)
-    loop = _loop(cell_clip, projection_clip, save_for_backward)
-    outputs, h, c = loop(
-        gates_in, real, h0, c0, recurrent_kernel, projection_kernel
+    return _LOOPS(
+        gates_in,
+        ops.cast(real, "bool"),
+        h0,
+        c0,
+        (recurrent_kernel, projection_kernel),
+        (cell_clip, projection_clip),
+        save_for_backward,
     )
-    return outputs, h, ops.cast(c, state_dtype)
 
 
-# One compiled loop per (cell_clip, projection_clip, save_for_backward),
-# for eager calls.
-_COMPILED_LOOPS = {}
+class CompiledLoops:
+    """A recurrence's entry: casts, picks the loop, runs it.
 
-
-def _loop(cell_clip, projection_clip, save_for_backward):
-    """The recurrence, compiled with `tf.function` when called eagerly on
-    the TensorFlow backend: eager `ops.scan` dispatches every op of every
-    step from Python (about 25 ms a step), so an eager `bilm(ids)` on a
-    1,000-token batch took minutes instead of seconds. Inside a traced
+    Shared by `lstm_recurrence` and `packed_lstm_recurrence`. The loop is
+    `with_gradient(cell_clip, projection_clip)` (hand-written gradient) or
+    `forward_only(...)`, each called as `loop(gates_in, steps, h0, c0,
+    recurrent_kernel, projection_kernel)`. Called eagerly, the loop is
+    wrapped in `tf.function` once per `(cell_clip, projection_clip,
+    save_for_backward)`: an eager loop dispatches every op of every step
+    from Python (about 25 ms a step, so an eager `bilm(ids)` on a
+    1,000-token batch took minutes instead of seconds). Inside a traced
     function (Keras `predict`/`fit`, the SavedModel, the trainer) the loop
-    is traced in place, as before."""
-    make = _recurrence if save_for_backward else _forward_only
-    run = make(cell_clip, projection_clip)
-    if not tf.executing_eagerly():
-        return run
-    key = (cell_clip, projection_clip, save_for_backward)
-    if key not in _COMPILED_LOOPS:
-        _COMPILED_LOOPS[key] = tf.function(run, reduce_retracing=True)
-    return _COMPILED_LOOPS[key]
+    is traced in place.
+
+    The matmuls run in the dtype of `gates_in`, the cell state in float32;
+    the final `c` comes back in the dtype of `c0`.
+    """
+
+    def __init__(self, with_gradient, forward_only):
+        self.with_gradient = with_gradient
+        self.forward_only = forward_only
+        self.functions = {}
+
+    def __call__(self, gates_in, steps, h0, c0, kernels, clips, save):
+        gates_in = ops.convert_to_tensor(gates_in)
+        dtype = keras.backend.standardize_dtype(gates_in.dtype)
+        c0 = ops.convert_to_tensor(c0)
+        state_dtype = keras.backend.standardize_dtype(c0.dtype)
+        outputs, h, c = self.loop(clips, bool(save))(
+            gates_in,
+            steps,
+            ops.cast(h0, dtype),
+            ops.cast(c0, "float32"),
+            ops.cast(kernels[0], dtype),
+            ops.cast(kernels[1], dtype),
+        )
+        return outputs, h, ops.cast(c, state_dtype)
+
+    def loop(self, clips, save):
+        run = (self.with_gradient if save else self.forward_only)(*clips)
+        if not tf.executing_eagerly():
+            return run
+        key = tuple(clips) + (save,)
+        if key not in self.functions:
+            self.functions[key] = tf.function(run, reduce_retracing=True)
+        return self.functions[key]
 
 
 def _clip(x, limit):
@@ -346,3 +368,6 @@ def _contract_steps(a, b):
     a = ops.reshape(ops.transpose(a, (1, 0, 2, 3)), (2, -1, ops.shape(a)[-1]))
     b = ops.reshape(ops.transpose(b, (1, 0, 2, 3)), (2, -1, ops.shape(b)[-1]))
     return ops.matmul(ops.transpose(a, (0, 2, 1)), b)
+
+
+_LOOPS = CompiledLoops(_recurrence, _forward_only)
