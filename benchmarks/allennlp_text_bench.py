@@ -29,23 +29,10 @@ sys.path.insert(0, HERE)
 
 import real_text  # noqa: E402
 
-WEIGHTS_DIR = "/tmp/elmo_ref/w"
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--text")
-    parser.add_argument("--workloads", default="file,sorted,uniform")
-    parser.add_argument("--lines", type=int, default=256)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--variants", default="plain,cache")
-    parser.add_argument(
-        "--options", default=os.path.join(WEIGHTS_DIR, "original_options.json")
-    )
-    parser.add_argument(
-        "--weights", default=os.path.join(WEIGHTS_DIR, "original_weights.hdf5")
-    )
+    real_text.add_arguments(parser, variants="plain,cache")
     args = parser.parse_args(argv)
 
     warnings.filterwarnings("ignore")

@@ -60,7 +60,7 @@ def stage_functions(bilm):
     import tensorflow as tf
 
     from keras_elmo.layers.character_ids import CharacterIds
-    from keras_elmo.models.bilm import _output_dict
+    from keras_elmo.models.bilm_outputs import output_dict
 
     character_ids = CharacterIds()
     add_boundaries = bilm.get_layer("add_sentence_boundaries")
@@ -112,7 +112,7 @@ def stage_functions(bilm):
         ]
     )
     def outputs(x, layers, mask):
-        return _output_dict(bilm.remove_boundaries, x, layers, mask)
+        return output_dict(bilm.remove_boundaries, x, layers, mask)
 
     @tf.function(input_signature=[ids])
     def whole(ids):

@@ -14,9 +14,12 @@ venv), so both time exactly the same batches:
 
 import gzip
 import json
+import os
 import random
 
 WORKLOADS = ("file", "sorted", "uniform")
+# Where shared/ref/setup_ref.sh puts the `original` AllenNLP weights.
+WEIGHTS_DIR = "/tmp/elmo_ref/w"
 
 # shared/ref/bench_allennlp.py's word list and draw (`random.Random(0)`).
 WORDS = (
@@ -80,3 +83,22 @@ def describe(groups):
 def dumps(result):
     """One JSON line that the side-by-side driver parses."""
     return "RESULT " + json.dumps(result)
+
+
+def add_arguments(parser, variants):
+    """The flags both sides of the side-by-side take: the workload
+    (`--text --workloads --lines`), the timing (`--runs --threads`), the
+    `--variants` (default `variants`) and the `--options`/`--weights`
+    (default: the reference venv's `original` model)."""
+    parser.add_argument("--text")
+    parser.add_argument("--workloads", default="file,sorted,uniform")
+    parser.add_argument("--lines", type=int, default=256)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--variants", default=variants)
+    parser.add_argument(
+        "--options", default=os.path.join(WEIGHTS_DIR, "original_options.json")
+    )
+    parser.add_argument(
+        "--weights", default=os.path.join(WEIGHTS_DIR, "original_weights.hdf5")
+    )

@@ -12,10 +12,11 @@ objects), and calls the `default` signature (one sentence of `--tokens`
 whitespace-separated words) and the `tokens` signature (`[1, --tokens]`
 strings plus `sequence_len`) `--calls` times each after `--warmup` calls,
 alternately, each call timed to the outputs' arrival in NumPy. Every call
-gets a different sentence (drawn from a fixed word list, seeded), so no
-result cache can answer. Prints p50, p90, p99 and max in ms. With
-`--vocab`, the export holds the token-embedding cache of the preset's
-`vocab.txt` (`export_saved_model(..., vocabulary=...)`).
+gets a different sentence (drawn, seeded, from `real_text.WORDS`, the word
+list of every inference benchmark here), so no result cache can answer.
+Prints p50, p90, p99 and max in ms. With `--vocab`, the export holds the
+token-embedding cache of the preset's `vocab.txt`
+(`export_saved_model(..., vocabulary=...)`).
 
 `--lengths` makes each call a batch of sentences of those lengths instead
 (one a comma-separated entry). `--loops packed,padded` exports the preset
@@ -36,13 +37,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-WORDS = (
-    "the of and to in a is that for it as was with be by on not he I this "
-    "are or his from at which but have an they you were her she there one "
-    "all we their can has been if more when will would who so no "
-    "government president international nevertheless approximately "
-    "characteristics , . ; ! ? understanding representation language"
-).split()
+from real_text import WORDS  # noqa: E402  (bench_allennlp.py's word list)
 
 
 def percentile(values, q):

@@ -35,7 +35,6 @@ sys.path.insert(0, HERE)
 
 import real_text  # noqa: E402
 
-WEIGHTS_DIR = "/tmp/elmo_ref/w"
 KEYS = ("word_emb", "lstm_outputs1", "lstm_outputs2")
 
 
@@ -45,7 +44,7 @@ def make_variants(names, bilm, vocabulary):
 
     import keras_elmo
     from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-    from keras_elmo.layers.token_embedding_cache import TokenEmbeddingCache
+    from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
     def copy(**kwargs):
         model = keras_elmo.BiLM(bilm.config, **kwargs)
@@ -94,19 +93,8 @@ def make_variants(names, bilm, vocabulary):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--text")
-    parser.add_argument("--workloads", default="file,sorted,uniform")
-    parser.add_argument("--lines", type=int, default=256)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument(
-        "--variants", default="fp32,fp32-padded,bf16,cache,bf16+cache"
-    )
-    parser.add_argument(
-        "--options", default=os.path.join(WEIGHTS_DIR, "original_options.json")
-    )
-    parser.add_argument(
-        "--weights", default=os.path.join(WEIGHTS_DIR, "original_weights.hdf5")
+    real_text.add_arguments(
+        parser, variants="fp32,fp32-padded,bf16,cache,bf16+cache"
     )
     args = parser.parse_args(argv)
 

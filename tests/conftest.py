@@ -1,6 +1,7 @@
 """Shared test fixtures: the AllenNLP reference weights, a seeded `tiny`
 BiLM and padded string tokens."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -15,6 +16,9 @@ from tests.fixtures.weights_digest import expected_digest
 from tests.fixtures.weights_digest import weights_digest
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+EXAMPLES = os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", "examples")
+)
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +72,13 @@ def padded(sentences):
     steps = max((len(s) for s in sentences), default=0)
     rows = [list(s) + [""] * (steps - len(s)) for s in sentences]
     return tf.constant(np.array(rows, dtype=object).reshape(-1, steps))
+
+
+def load_example(name):
+    """`examples/{name}.py` as a fresh module (not put on `sys.path`)."""
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(EXAMPLES, f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

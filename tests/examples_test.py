@@ -1,7 +1,6 @@
 """Smoke-runs the example scripts with tiny settings."""
 
 import gzip
-import importlib.util
 import json
 import math
 import os
@@ -9,9 +8,8 @@ import os
 import numpy as np
 import pytest
 
-EXAMPLES = os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", "examples")
-)
+from tests.conftest import EXAMPLES
+from tests.conftest import load_example
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +21,6 @@ def examples_on_path(monkeypatch):
 
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def load_example(name):
-    spec = importlib.util.spec_from_file_location(
-        name, os.path.join(EXAMPLES, f"{name}.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def assert_valid_png(path):

@@ -5,18 +5,16 @@ import hashlib
 import io
 import json
 import os
-import sys
 import tarfile
 
 import numpy as np
 import pytest
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
-sys.path.insert(0, os.path.abspath(EXAMPLES))
+from tests.conftest import load_example
 
-import fetch_wordnet  # noqa: E402
-import nearest_sense  # noqa: E402
-import wordnet_senses as ws  # noqa: E402
+fetch_wordnet = load_example("fetch_wordnet")
+nearest_sense = load_example("nearest_sense")
+ws = load_example("wordnet_senses")
 
 MINI = os.path.join(os.path.dirname(__file__), "fixtures", "wordnet_mini")
 
@@ -435,7 +433,7 @@ def test_fetch_errors_are_clear(mini_deb, tmp_path):
 
 @pytest.mark.large
 def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
-    import word_sense_wordnet
+    word_sense_wordnet = load_example("word_sense_wordnet")
 
     path, sha256 = mini_deb
     results_md = tmp_path / "RESULTS.md"
@@ -491,8 +489,7 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
     assert list(results["main_other_split_seeds"]) == ["1", "2"]
     assert text.count("\n| 2 | ") == 1  # the split-seed table's last row
     # The section can be redrawn from the JSON alone.
-    import word_sense_report
-
+    word_sense_report = load_example("word_sense_report")
     redrawn = tmp_path / "redrawn.md"
     word_sense_report.main([str(tmp_path / "wsd.json"), str(redrawn)])
     assert redrawn.read_text().strip() in text

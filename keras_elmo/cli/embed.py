@@ -171,15 +171,16 @@ def _chunks(lines, size):
 def _open_partial(partial, args, embedder):
     import h5py
 
+    from keras_elmo.weights.hdf5_ports import FileKind
+    from keras_elmo.weights.hdf5_ports import open_hdf5
+
     run_attrs = (args.layers, embedder.num_layers, embedder.output_dim)
     if os.path.exists(partial) and args.resume:
-        try:
-            out = h5py.File(partial, "a")
-        except OSError as e:
-            raise ValueError(
-                f"Cannot resume from {partial!r}, it is not a readable HDF5 "
-                f"file ({e}); pass --force (without --resume) to start over."
-            ) from e
+        start_over = "; pass --force (without --resume) to start over"
+        kind = FileKind(
+            name="Partial output", layout=start_over, unreadable=start_over
+        )
+        out = open_hdf5(partial, kind, mode="a")
         found = tuple(out.attrs.get(name) for name in _RUN_ATTRS)
         if found[0] is not None and found != run_attrs:
             out.close()

@@ -6,6 +6,7 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
 from keras_elmo.utils import clone_initializer
+from keras_elmo.utils import initializer_configs
 
 _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
@@ -210,14 +211,11 @@ class CharCNNEmbedding(keras.layers.Layer):
                 "char_embedding_dim": self.char_embedding_dim,
                 "activation": self.activation,
                 "num_characters": self.num_characters,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_configs(
+                    self,
+                    "embeddings_initializer",
+                    "kernel_initializer",
+                    "bias_initializer",
                 ),
             }
         )

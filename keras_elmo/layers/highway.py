@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.utils import clone_initializer
+from keras_elmo.utils import initializer_configs
 from keras_elmo.utils.validation import check_int_at_least
 
 
@@ -119,14 +120,11 @@ class Highway(keras.layers.Layer):
         config.update(
             {
                 "num_layers": self.num_layers,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "carry_bias_initializer": keras.initializers.serialize(
-                    self.carry_bias_initializer
-                ),
-                "transform_bias_initializer": keras.initializers.serialize(
-                    self.transform_bias_initializer
+                **initializer_configs(
+                    self,
+                    "kernel_initializer",
+                    "carry_bias_initializer",
+                    "transform_bias_initializer",
                 ),
             }
         )

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import initializer_configs
 from keras_elmo.utils.validation import check_int_at_least
 
 
@@ -70,9 +71,7 @@ class LMSoftmax(keras.layers.Layer):
         config.update(
             {
                 "vocabulary_size": self.vocabulary_size,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
+                **initializer_configs(self, "embeddings_initializer"),
             }
         )
         return config

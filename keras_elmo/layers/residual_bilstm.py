@@ -5,29 +5,12 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.ops import packed_recurrence
+from keras_elmo.ops.bilstm_layouts import PackedLayout
+from keras_elmo.ops.bilstm_layouts import PaddedLayout
 from keras_elmo.ops.lstm_recurrence import lstm_recurrence
 from keras_elmo.utils import clone_initializer
-
-# Direction axis of the stacked weights and activations.
-FORWARD, BACKWARD = 0, 1
-
-
-def reverse_index(lengths, steps):
-    """`[B, T]` int32 gather index reversing each row over its true length.
-
-    Position `t < n_b` maps to `n_b - 1 - t`; padding maps to itself, so
-    the index is its own inverse.
-    """
-    positions = ops.arange(steps, dtype="int32")[None, :]
-    lengths = ops.cast(lengths, "int32")[:, None]
-    return ops.where(
-        ops.less(positions, lengths), lengths - 1 - positions, positions
-    )
-
-
-def reverse_sequences(inputs, index):
-    """Gathers `inputs[b, index[b, t]]`: `[B, T, D]` -> `[B, T, D]`."""
-    return ops.take_along_axis(inputs, index[:, :, None], axis=1)
+from keras_elmo.utils import initializer_configs
+from keras_elmo.utils.validation import check_positive_int
 
 
 @keras_elmo_export("keras_elmo.layers.ResidualBiLSTM")
@@ -61,6 +44,8 @@ class ResidualBiLSTM(keras.layers.Layer):
     multiplies only the rows still running, and the input products skip
     padding too; setting `packed = False` runs the padded loop instead
     (same outputs within float rounding, 1e-6), as XLA-compiled calls do.
+    Both layouts are in `keras_elmo.ops.bilstm_layouts`; this layer owns
+    the weights and the per-layer steps (dropout, recurrence, residual).
 
     Args:
         units: int. `H`, the LSTM memory cell size.
@@ -127,16 +112,9 @@ class ResidualBiLSTM(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, value in (
-            ("units", units),
-            ("projection_dim", projection_dim),
-            ("num_layers", num_layers),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"Received an invalid value for argument `{name}`, "
-                    f"expected a positive integer, got {value!r}."
-                )
+        check_positive_int("units", units)
+        check_positive_int("projection_dim", projection_dim)
+        check_positive_int("num_layers", num_layers)
         for name, value in (
             ("cell_clip", cell_clip),
             ("projection_clip", projection_clip),
@@ -240,104 +218,37 @@ class ResidualBiLSTM(keras.layers.Layer):
             mask = ops.ones((batch, steps), dtype="bool")
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
         if self.packed and packed_recurrence.available():
-            return self._call_packed(
-                inputs, lengths, initial_state, return_state, training
+            layout = PackedLayout(inputs, lengths, self.compute_dtype)
+        else:
+            layout = PaddedLayout(
+                inputs, lengths, self.compute_dtype, lstm_recurrence
             )
-        real = ops.less(
-            ops.arange(steps, dtype="int32")[None, :], lengths[:, None]
-        )  # [B, T]; a right-padded version of `mask`
-        index = reverse_index(lengths, steps)
-        # Direction-major activations [2, B, T, P]; the backward half is
-        # kept reversed between layers and restored only for the outputs.
-        layer_input = ops.stack([inputs, reverse_sequences(inputs, index)])
-        real_dir = ops.cast(real, self.compute_dtype)[None, :, :, None]
+        clips = (self.cell_clip, self.projection_clip)
+        layer_input = layout.inputs
         outputs, final_h, final_c = [], [], []
         for layer in range(self.num_layers):
-            if initial_state is None:
-                state = None
-            else:
-                state = (initial_state[0][layer], initial_state[1][layer])
+            state = None
+            if initial_state is not None:
+                state = layout.initial_state(
+                    initial_state[0][layer], initial_state[1][layer]
+                )
             if training and self.dropout > 0:
                 layer_input = keras.random.dropout(
                     layer_input, self.dropout, seed=self.seed_generator
                 )
-            sequence, (h, c) = self._run_layer(
-                layer, layer_input, real, state, bool(training)
+            sequence, h, c = layout.run(
+                layer_input,
+                self._layer_weights(layer),
+                state,
+                clips,
+                bool(training),
             )
             if layer > 0 and self.use_skip_connections:
                 sequence = sequence + layer_input
-            sequence = sequence * real_dir
-            final_h.append(h)
-            final_c.append(c)
-            outputs.append(
-                ops.concatenate(
-                    [
-                        sequence[FORWARD],
-                        reverse_sequences(sequence[BACKWARD], index),
-                    ],
-                    axis=-1,
-                )
-            )
-            layer_input = sequence
-        if return_state:
-            return outputs, (ops.stack(final_h), ops.stack(final_c))
-        return outputs
-
-    def _call_packed(
-        self, inputs, lengths, initial_state, return_state, training
-    ):
-        """`call` over packed steps: real tokens only, rows by length."""
-        batch_sizes, indices, order = packed_recurrence.packing(lengths)
-        shape = ops.shape(inputs)[:2]
-        layer_input = packed_recurrence.pack(inputs, indices)  # [N, 2, P]
-        unsort = ops.argsort(order)
-        outputs, final_h, final_c = [], [], []
-        for layer in range(self.num_layers):
-            if initial_state is None:
-                state = None
-            else:  # [2, B, D] -> sorted rows [B, 2, D]
-                state = [
-                    ops.take(ops.transpose(s[layer], (1, 0, 2)), order, axis=0)
-                    for s in initial_state
-                ]
-            if training and self.dropout > 0:
-                layer_input = keras.random.dropout(
-                    layer_input, self.dropout, seed=self.seed_generator
-                )
-            kernel, recurrent, projection, bias = self._layer_weights(layer)
-            gates_in = ops.stack(
-                [
-                    ops.matmul(layer_input[:, d], kernel[d]) + bias[d]
-                    for d in (FORWARD, BACKWARD)
-                ],
-                axis=1,
-            )
-            if state is None:
-                rows = ops.shape(order)[0]
-                state = (
-                    ops.zeros(
-                        (rows, 2, self.projection_dim), self.compute_dtype
-                    ),
-                    ops.zeros((rows, 2, self.units), self.compute_dtype),
-                )
-            sequence, h, c = packed_recurrence.packed_lstm_recurrence(
-                gates_in,
-                batch_sizes,
-                state[0],
-                state[1],
-                recurrent,
-                projection,
-                cell_clip=self.cell_clip,
-                projection_clip=self.projection_clip,
-                save_for_backward=bool(training),
-            )
-            if layer > 0 and self.use_skip_connections:
-                sequence = sequence + layer_input
-            # Back to the caller's row order, [2, B, D].
-            final_h.append(ops.transpose(ops.take(h, unsort, 0), (1, 0, 2)))
-            final_c.append(ops.transpose(ops.take(c, unsort, 0), (1, 0, 2)))
-            outputs.append(packed_recurrence.unpack(sequence, indices, shape))
-            layer_input = sequence
+            layer_input, output = layout.finish(sequence)
+            outputs.append(output)
+            final_h.append(layout.final_state(h))
+            final_c.append(layout.final_state(c))
         if return_state:
             return outputs, (ops.stack(final_h), ops.stack(final_c))
         return outputs
@@ -360,46 +271,6 @@ class ResidualBiLSTM(keras.layers.Layer):
             ops.cast(self.biases[layer], self.compute_dtype) + forget,
         )
 
-    def _run_layer(self, layer, inputs, real, state, training):
-        """One layer, both directions: `[2, B, T, P]` -> same, final states."""
-        units = self.units
-        kernel = ops.cast(self.kernels[layer], self.compute_dtype)
-        recurrent = ops.cast(self.recurrent_kernels[layer], self.compute_dtype)
-        projection = ops.cast(
-            self.projection_kernels[layer], self.compute_dtype
-        )
-        bias = ops.cast(self.biases[layer], self.compute_dtype)
-        forget = ops.concatenate(
-            [
-                ops.zeros((2 * units,), self.compute_dtype),
-                ops.full((units,), self.forget_bias, self.compute_dtype),
-                ops.zeros((units,), self.compute_dtype),
-            ]
-        )
-        # Input products of every step at once: [2, B, T, 4H].
-        gates_in = ops.einsum("dbtp,dpg->dbtg", inputs, kernel)
-        gates_in = gates_in + (bias + forget)[:, None, None, :]
-        gates_in = ops.transpose(gates_in, (2, 0, 1, 3))  # [T, 2, B, 4H]
-        batch = ops.shape(inputs)[1]
-        if state is None:
-            h0 = ops.zeros((2, batch, self.projection_dim), self.compute_dtype)
-            c0 = ops.zeros((2, batch, units), self.compute_dtype)
-        else:
-            h0 = ops.cast(state[0], self.compute_dtype)
-            c0 = ops.cast(state[1], self.compute_dtype)
-        hs, h, c = lstm_recurrence(
-            gates_in,
-            ops.transpose(real),
-            h0,
-            c0,
-            recurrent,
-            projection,
-            cell_clip=self.cell_clip,
-            projection_clip=self.projection_clip,
-            save_for_backward=training,
-        )
-        return ops.transpose(hs, (1, 2, 0, 3)), (h, c)
-
     def compute_mask(self, inputs, mask=None):
         return [mask] * self.num_layers
 
@@ -407,14 +278,7 @@ class ResidualBiLSTM(keras.layers.Layer):
         shape = tuple(inputs_shape[:-1]) + (2 * self.projection_dim,)
         return [shape] * self.num_layers
 
-    def compute_output_spec(
-        self,
-        inputs,
-        mask=None,
-        initial_state=None,
-        return_state=False,
-        training=None,
-    ):
+    def compute_output_spec(self, inputs, return_state=False, **kwargs):
         dtype = self.compute_dtype
         outputs = [
             keras.KerasTensor(shape, dtype=dtype)
@@ -442,17 +306,12 @@ class ResidualBiLSTM(keras.layers.Layer):
                 "forget_bias": self.forget_bias,
                 "dropout": self.dropout,
                 "seed": self.seed,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "projection_initializer": keras.initializers.serialize(
-                    self.projection_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_configs(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "projection_initializer",
+                    "bias_initializer",
                 ),
             }
         )

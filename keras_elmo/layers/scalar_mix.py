@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import initializer_configs
 from keras_elmo.utils.validation import check_positive_int
 
 # AllenNLP and bilm-tf both use this epsilon inside the square root.
@@ -243,9 +244,7 @@ class ScalarMix(keras.layers.Layer):
                 "scalar_mix_parameters": self.scalar_mix_parameters,
                 "initial_scalar_parameters": self.initial_scalar_parameters,
                 "l2_coef": self.l2_coef,
-                "gamma_initializer": keras.initializers.serialize(
-                    self.gamma_initializer
-                ),
+                **initializer_configs(self, "gamma_initializer"),
             }
         )
         return config

@@ -1,7 +1,6 @@
 """`BiLM`: the character-aware bidirectional language model (functional)."""
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
@@ -14,6 +13,9 @@ from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.models.bilm_inputs import check_char_ids
+from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
+from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
 from keras_elmo.presets.sources import resolve_preset
@@ -150,7 +152,7 @@ class BiLM(keras.Model):
             )
         else:
             layers = bilstm(x, mask=mask_with_boundaries)
-        outputs = _output_dict(strip, x, layers, mask)
+        outputs = output_dict(strip, x, layers, mask)
         if stateful:
             outputs["final_h"], outputs["final_c"] = final_h, final_c
         super().__init__(
@@ -215,7 +217,7 @@ class BiLM(keras.Model):
         layers = self.bilstm(
             token_embeddings, mask=with_boundaries, training=training
         )
-        return _output_dict(
+        return output_dict(
             self.remove_boundaries, token_embeddings, layers, mask
         )
 
@@ -334,94 +336,3 @@ class BiLM(keras.Model):
         """
         save_bilm_hdf5(self, weight_file)
         self.config.to_options_json(options_file)
-
-
-def _output_dict(strip, x, layers, mask):
-    """The biLM's outputs: `x` and each biLSTM layer without `<S>`/`</S>`
-    (`strip`, a `RemoveSentenceBoundaries`), and the token `mask`."""
-    outputs = {"word_emb": strip(x, mask=mask)}
-    for layer, sequence in enumerate(layers, start=1):
-        outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
-    outputs["mask"] = mask
-    return outputs
-
-
-def elmo_layers(outputs):
-    """ELMo's `L + 1` layers from a biLM output dict, built once here.
-
-    `[h_0, h_1, ..., h_L]`, each `[B, T, 2P]`: layer 0 is the token
-    embedding twice, `h_0 = [x; x]` (`"word_emb"`), so it has the width of
-    the biLSTM layers `h_k = [h_k_forward; h_k_backward]`
-    (`"lstm_outputs{k}"`), as AllenNLP's `_ElmoBiLm` builds it. Takes any
-    dict with these keys (a `BiLM`'s, or a SavedModel signature's).
-    """
-    word_emb = outputs["word_emb"]
-    num_lstm = sum(1 for key in outputs if key.startswith("lstm_outputs"))
-    layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
-    layers += [outputs[f"lstm_outputs{k}"] for k in range(1, num_lstm + 1)]
-    return layers
-
-
-def check_char_ids(char_ids):
-    """Validates a `BiLM` input; returns it (a nested list as an array).
-
-    Checks the dtype (integer) and shape (`[B, T, 50]`) of any input, and
-    for concrete values (NumPy arrays, eager tensors) that every id is in
-    `[0, NUM_CHARACTERS)`; symbolic tensors are checked at trace time for
-    dtype and shape only.
-    """
-    if isinstance(char_ids, (list, tuple)):
-        char_ids = np.asarray(char_ids)
-    dtype = getattr(char_ids, "dtype", None)
-    shape = getattr(char_ids, "shape", None)
-    if dtype is None or shape is None:
-        raise TypeError(
-            "`char_ids` must be an int array [B, T, 50] (see "
-            f"keras_elmo.batch_to_ids), received {type(char_ids).__name__}: "
-            f"{char_ids!r:.80}"
-        )
-    dtype = keras.backend.standardize_dtype(
-        dtype
-        if not isinstance(dtype, np.dtype) or dtype.kind not in "USO"
-        else "string"
-    )
-    if dtype == "string":
-        raise TypeError(
-            "Received an invalid value for argument `char_ids`, expected "
-            "int char ids [B, T, 50], got a string tensor of shape "
-            f"{tuple(shape)}; map string tokens with "
-            "keras_elmo.layers.CharacterIds or use ElmoLayer."
-        )
-    if not (dtype.startswith("int") or dtype.startswith("uint")):
-        raise TypeError(
-            "Received an invalid value for argument `char_ids`, expected "
-            "integer char ids (int32, see keras_elmo.batch_to_ids), got "
-            f"dtype {dtype}."
-        )
-    try:
-        shape = tuple(shape)
-    except ValueError:  # a graph tensor of unknown rank: checked later
-        return char_ids
-    width = char_vocab.MAX_CHARS_PER_TOKEN
-    if len(shape) != 3 or shape[-1] not in (None, width):
-        raise ValueError(
-            "Received an invalid value for argument `char_ids`, expected "
-            f"shape [B, T, {width}], got shape {shape}."
-        )
-    if isinstance(char_ids, np.ndarray):
-        values = char_ids
-    elif hasattr(char_ids, "numpy"):  # eager tensors only
-        values = np.asarray(char_ids.numpy())
-    else:
-        return char_ids
-    if values.size:
-        low, high = int(values.min()), int(values.max())
-        if low < 0 or high >= char_vocab.NUM_CHARACTERS:
-            bad = low if low < 0 else high
-            where = tuple(int(i) for i in np.argwhere(values == bad)[0])
-            raise ValueError(
-                "Received an invalid value for argument `char_ids`, "
-                f"expected ids in [0, {char_vocab.NUM_CHARACTERS}), got "
-                f"{bad} at index {where}."
-            )
-    return char_ids

@@ -1,6 +1,7 @@
 """`lstm_recurrence`: the projected LSTM's time loop, with its own gradient."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 
@@ -62,45 +63,63 @@ def lstm_recurrence(
         it), `h` `[2, B, P]` and `c` `[2, B, H]` are the final states in
         the dtypes of `h0` and `c0`.
     """
-    gates_in = ops.convert_to_tensor(gates_in)
-    dtype = keras.backend.standardize_dtype(gates_in.dtype)
-    real = ops.cast(real, "bool")
-    h0 = ops.cast(h0, dtype)
-    state_dtype = keras.backend.standardize_dtype(c0.dtype)
-    c0 = ops.cast(c0, "float32")
-    recurrent_kernel = ops.cast(recurrent_kernel, dtype)
-    projection_kernel = ops.cast(projection_kernel, dtype)
-    loop = _loop(cell_clip, projection_clip, save_for_backward)
-    outputs, h, c = loop(
-        gates_in, real, h0, c0, recurrent_kernel, projection_kernel
+    return _LOOPS(
+        gates_in,
+        ops.cast(real, "bool"),
+        h0,
+        c0,
+        (recurrent_kernel, projection_kernel),
+        (cell_clip, projection_clip),
+        save_for_backward,
     )
-    return outputs, h, ops.cast(c, state_dtype)
 
 
-# One compiled loop per (cell_clip, projection_clip, save_for_backward),
-# for eager calls.
-_COMPILED_LOOPS = {}
+class CompiledLoops:
+    """A recurrence's entry: casts, picks the loop, runs it.
 
-
-def _loop(cell_clip, projection_clip, save_for_backward):
-    """The recurrence, compiled with `tf.function` when called eagerly on
-    the TensorFlow backend: eager `ops.scan` dispatches every op of every
-    step from Python (about 25 ms a step), so an eager `bilm(ids)` on a
-    1,000-token batch took minutes instead of seconds. Inside a traced
+    Shared by `lstm_recurrence` and `packed_lstm_recurrence`. The loop is
+    `with_gradient(cell_clip, projection_clip)` (hand-written gradient) or
+    `forward_only(...)`, each called as `loop(gates_in, steps, h0, c0,
+    recurrent_kernel, projection_kernel)`. Called eagerly, the loop is
+    wrapped in `tf.function` once per `(cell_clip, projection_clip,
+    save_for_backward)`: an eager loop dispatches every op of every step
+    from Python (about 25 ms a step, so an eager `bilm(ids)` on a
+    1,000-token batch took minutes instead of seconds). Inside a traced
     function (Keras `predict`/`fit`, the SavedModel, the trainer) the loop
-    is traced in place, as before."""
-    make = _recurrence if save_for_backward else _forward_only
-    run = make(cell_clip, projection_clip)
-    if keras.backend.backend() != "tensorflow":
-        return run
-    import tensorflow as tf
+    is traced in place.
 
-    if not tf.executing_eagerly():
-        return run
-    key = (cell_clip, projection_clip, save_for_backward)
-    if key not in _COMPILED_LOOPS:
-        _COMPILED_LOOPS[key] = tf.function(run, reduce_retracing=True)
-    return _COMPILED_LOOPS[key]
+    The matmuls run in the dtype of `gates_in`, the cell state in float32;
+    the final `c` comes back in the dtype of `c0`.
+    """
+
+    def __init__(self, with_gradient, forward_only):
+        self.with_gradient = with_gradient
+        self.forward_only = forward_only
+        self.functions = {}
+
+    def __call__(self, gates_in, steps, h0, c0, kernels, clips, save):
+        gates_in = ops.convert_to_tensor(gates_in)
+        dtype = keras.backend.standardize_dtype(gates_in.dtype)
+        c0 = ops.convert_to_tensor(c0)
+        state_dtype = keras.backend.standardize_dtype(c0.dtype)
+        outputs, h, c = self.loop(clips, bool(save))(
+            gates_in,
+            steps,
+            ops.cast(h0, dtype),
+            ops.cast(c0, "float32"),
+            ops.cast(kernels[0], dtype),
+            ops.cast(kernels[1], dtype),
+        )
+        return outputs, h, ops.cast(c, state_dtype)
+
+    def loop(self, clips, save):
+        run = (self.with_gradient if save else self.forward_only)(*clips)
+        if not tf.executing_eagerly():
+            return run
+        key = tuple(clips) + (save,)
+        if key not in self.functions:
+            self.functions[key] = tf.function(run, reduce_retracing=True)
+        return self.functions[key]
 
 
 def _clip(x, limit):
@@ -167,25 +186,47 @@ def _cell_step(z_in, real_t, h_prev, c_prev, kernels, clips):
     return h, c, gates, c_raw, h_raw
 
 
+def _scan_steps(gates_in, real, h0, c0, kernels, clips, saving):
+    """Scans `_cell_step` over the `T` steps: `(h, c, stacked)`.
+
+    `stacked` holds each step's carry, `(h, c)`, and when `saving` also
+    what backward needs (the gates, `c_raw`, `h_raw`): keras.ops.scan's
+    TF backend stacks outputs shaped like the carry, so it rides there.
+    """
+    real_steps = real[:, None, :, None]
+
+    def step(carry, t):
+        h, c, gates, c_raw, h_raw = _cell_step(
+            gates_in[t], real_steps[t], *carry[:2], kernels, clips
+        )
+        new = (h, c) + (gates + (c_raw, h_raw) if saving else ())
+        return new, new
+
+    carry = (h0, c0)
+    if saving:
+        carry += (ops.zeros_like(c0),) * 5 + (ops.zeros_like(h0),)
+    steps = ops.shape(gates_in)[0]
+    (h, c, *_), stacked = ops.scan(step, carry, _step_indices(steps))
+    return h, c, stacked
+
+
 def _forward_only(cell_clip, projection_clip):
     """The loop without saving anything for backward: inference. Its
     gradient, if one is asked for anyway, is TensorFlow's own (correct,
     slower)."""
 
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
+        h, c, stacked = _scan_steps(
+            gates_in,
+            real,
+            h0,
+            c0,
+            (recurrent_kernel, projection_kernel),
+            (cell_clip, projection_clip),
+            saving=False,
+        )
         steps = ops.shape(gates_in)[0]
-        real_steps = real[:, None, :, None]
-        k = (recurrent_kernel, projection_kernel)
-        clips = (cell_clip, projection_clip)
-
-        def step(carry, t):
-            h, c, *_ = _cell_step(gates_in[t], real_steps[t], *carry, k, clips)
-            # keras.ops.scan's TF backend stacks outputs shaped like the
-            # carry, so the cell states are stacked too.
-            return (h, c), (h, c)
-
-        (h, c), (hs, _) = ops.scan(step, (h0, c0), _step_indices(steps))
-        return ops.reshape(hs, (steps,) + ops.shape(h0)), h, c
+        return ops.reshape(stacked[0], (steps,) + ops.shape(h0)), h, c
 
     return run
 
@@ -196,22 +237,10 @@ def _recurrence(cell_clip, projection_clip):
     @ops.custom_gradient
     def run(gates_in, real, h0, c0, recurrent_kernel, projection_kernel):
         steps = ops.shape(gates_in)[0]
-        real_steps = real[:, None, :, None]
         k = (recurrent_kernel, projection_kernel)
         clips = (cell_clip, projection_clip)
-
-        def step(carry, t):
-            h, c, gates, c_raw, h_raw = _cell_step(
-                gates_in[t], real_steps[t], *carry[:2], k, clips
-            )
-            # What backward needs rides in the carry: keras.ops.scan
-            # stacks outputs shaped like the carry.
-            new = (h, c) + gates + (c_raw, h_raw)
-            return new, new
-
-        saved0 = (ops.zeros_like(c0),) * 5 + (ops.zeros_like(h0),)
-        (h, c, *_), stacked = ops.scan(
-            step, (h0, c0) + saved0, _step_indices(steps)
+        h, c, stacked = _scan_steps(
+            gates_in, real, h0, c0, k, clips, saving=True
         )
         hs = ops.reshape(stacked[0], (steps,) + ops.shape(h0))
 
@@ -339,3 +368,6 @@ def _contract_steps(a, b):
     a = ops.reshape(ops.transpose(a, (1, 0, 2, 3)), (2, -1, ops.shape(a)[-1]))
     b = ops.reshape(ops.transpose(b, (1, 0, 2, 3)), (2, -1, ops.shape(b)[-1]))
     return ops.matmul(ops.transpose(a, (0, 2, 1)), b)
+
+
+_LOOPS = CompiledLoops(_recurrence, _forward_only)

@@ -18,6 +18,7 @@ This needs per-step shapes that change inside the loop, which
 
 import tensorflow as tf
 
+from keras_elmo.ops.lstm_recurrence import CompiledLoops
 from keras_elmo.ops.lstm_recurrence import _clip
 from keras_elmo.ops.lstm_recurrence import _passes
 from keras_elmo.ops.lstm_recurrence import gate_gradient_factors
@@ -136,37 +137,15 @@ def packed_lstm_recurrence(
         state after its last step (its initial state if it has none), in
         the dtypes of `h0` and `c0`.
     """
-    gates_in = tf.convert_to_tensor(gates_in)
-    dtype = gates_in.dtype
-    state_dtype = tf.convert_to_tensor(c0).dtype
-    args = (
+    return _LOOPS(
         gates_in,
         tf.cast(batch_sizes, tf.int32),
-        tf.cast(h0, dtype),
-        tf.cast(c0, tf.float32),
-        tf.cast(recurrent_kernel, dtype),
-        tf.cast(projection_kernel, dtype),
+        h0,
+        c0,
+        (recurrent_kernel, projection_kernel),
+        (cell_clip, projection_clip),
+        save_for_backward,
     )
-    key = (cell_clip, projection_clip, bool(save_for_backward))
-    outputs, h, c = _compiled(key)(*args)
-    return outputs, h, tf.cast(c, state_dtype)
-
-
-# One function per (cell_clip, projection_clip, save_for_backward), traced
-# once per signature when called eagerly (an eager loop dispatches every op
-# of every step from Python).
-_FUNCTIONS = {}
-
-
-def _compiled(key):
-    cell_clip, projection_clip, save_for_backward = key
-    make = _with_gradient if save_for_backward else _forward_only
-    run = make(cell_clip, projection_clip)
-    if not tf.executing_eagerly():
-        return run
-    if key not in _FUNCTIONS:
-        _FUNCTIONS[key] = tf.function(run, reduce_retracing=True)
-    return _FUNCTIONS[key]
 
 
 def _matmul_both(x, kernel):
@@ -347,3 +326,6 @@ def _backward(batch_sizes, h0, c0, kernels, clips, saved, upstream):
 def _contract(a, b):
     """`sum_n a[n, d]^T b[n, d]`: `[N, 2, M]`, `[N, 2, K]` -> `[2, M, K]`."""
     return tf.matmul(tf.transpose(a, (1, 2, 0)), tf.transpose(b, (1, 0, 2)))
+
+
+_LOOPS = CompiledLoops(_with_gradient, _forward_only)

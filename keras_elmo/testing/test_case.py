@@ -191,17 +191,72 @@ class TestCase(unittest.TestCase):
         history = model.fit(input_data, targets, epochs=1, verbose=0)
         self.assertTrue(np.isfinite(history.history["loss"][-1]))
 
-    def _run_mixed_precision_check(self, cls, init_kwargs, input_data):
-        layer = cls(**{**init_kwargs, "dtype": "mixed_float16"})
+    def _run_mixed_precision_check(
+        self, cls, init_kwargs, input_data, policy="mixed_float16"
+    ):
+        """Float outputs in the policy's compute dtype, weights float32."""
+        layer = cls(**{**init_kwargs, "dtype": policy})
         outputs = layer(input_data)
         for output in tree.flatten(outputs):
             if _is_float(output):
                 self.assertEqual(
-                    keras.backend.standardize_dtype(output.dtype), "float16"
+                    keras.backend.standardize_dtype(output.dtype),
+                    policy[len("mixed_") :],
                 )
         for weight in layer.weights:
             self.assertEqual(
                 keras.backend.standardize_dtype(weight.dtype), "float32"
+            )
+
+    def run_backbone_test(
+        self,
+        cls,
+        init_kwargs,
+        input_data,
+        expected_output_shape,
+        variable_length_data=(),
+        run_mixed_precision_check=True,
+    ):
+        """Runs the standard checks on a backbone (a functional model).
+
+        As keras-hub's `run_backbone_test`: the config round trip with the
+        same outputs (`run_serialization_test`), an eager call with the
+        expected output shapes, `predict` (compiled, batched) giving the
+        eager outputs, calls on inputs of other batch sizes and lengths,
+        and optionally the `mixed_bfloat16` policy (float32 weights,
+        bfloat16 float outputs).
+
+        Args:
+            cls: the model class.
+            init_kwargs: dict. Constructor arguments.
+            input_data: the inputs of one call.
+            expected_output_shape: the (nested) output shapes.
+            variable_length_data: inputs `[B, T, ...]` of other batch sizes
+                and lengths; each output must be `(B, T)` then the
+                feature dims of `expected_output_shape`.
+            run_mixed_precision_check: bool.
+        """
+        backbone = cls(**init_kwargs)
+        self.run_serialization_test(backbone, input_data)
+        outputs = backbone(input_data)
+        self.assertShapeEqual(
+            tree.map_structure(_shape_of, outputs), expected_output_shape
+        )
+        self.assertAllClose(
+            backbone.predict(input_data, verbose=0), outputs, atol=1e-6
+        )
+        for data in variable_length_data:
+            # Sequence outputs: `(B, T)` of the inputs, then the features.
+            expected = tree.map_shape_structure(
+                lambda shape: tuple(data.shape[:2]) + tuple(shape[2:]),
+                expected_output_shape,
+            )
+            self.assertShapeEqual(
+                tree.map_structure(_shape_of, backbone(data)), expected
+            )
+        if run_mixed_precision_check:
+            self._run_mixed_precision_check(
+                cls, init_kwargs, input_data, "mixed_bfloat16"
             )
 
     def run_serialization_test(self, instance, input_data=None):

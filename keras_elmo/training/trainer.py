@@ -35,6 +35,7 @@ from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.optimizer import make_optimizer
+from keras_elmo.training.step_callbacks import step_callbacks
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
 from keras_elmo.training.validation_rules import ValidationRules
@@ -305,14 +306,6 @@ class Trainer:
                 self.strategy, config, self.vocabulary, epoch, skip
             )
         )
-        target = config.steps_per_epoch
-        bar = (
-            keras.utils.Progbar(
-                target, stateful_metrics=["ppl", "tokens/s"], unit_name="step"
-            )
-            if config.verbose and self.chief
-            else None
-        )
         learning_rate = self.rules.learning_rate(self.state, epoch)
         self.optimizer.learning_rate = learning_rate
         if self.chief:
@@ -322,10 +315,12 @@ class Trainer:
                 config.epochs,
                 learning_rate,
             )
-        sums = np.zeros(2)
-        counts = np.zeros(2)
+        callbacks = step_callbacks(config, self.chief, writer, self.manager)
+        callbacks.on_epoch_begin(epoch)
+        sums, counts = np.zeros(2), np.zeros(2)
         start, tokens_seen = time.perf_counter(), 0.0
         done = skip
+        target = config.steps_per_epoch
         while target is None or done < target:
             step = int(self.state.step.numpy())
             try:
@@ -336,53 +331,54 @@ class Trainer:
                 break
             s, c = s.numpy(), c.numpy()
             loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
-            overflow = float(applied.numpy()) < 1.0
-            if overflow and self.loss_scale.lower(np.isfinite(loss)):
-                done += 1
+            done += 1
+            if not self._step_applied(loss, applied, norm, step, epoch, done):
                 self.state.batch_in_epoch.assign(done)
                 continue
-            if overflow or not np.isfinite(loss):
-                raise TrainingDiverged(
-                    f"Training diverged at step {step} (epoch {epoch + 1}, "
-                    f"batch {done + 1}): loss {loss}, gradient norm "
-                    f"{float(norm.numpy())}. Its gradient was zeroed and "
-                    "nothing was saved; the last good checkpoint in "
-                    f"{self.manager.directory} is intact."
-                )
-            done += 1
             sums += s
             counts += c
             tokens_seen += float(c[0])
             self.state.step.assign_add(1)
             self.state.batch_in_epoch.assign(done)
-            step += 1
             self.loss_scale.good_step()
             rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
-            if bar is not None:
-                bar.update(
-                    done,
-                    [("loss", loss), ("ppl", np.exp(loss)), ("tokens/s", rate)],
-                )
-            if writer is not None and step % config.log_every == 0:
-                with writer.as_default(step=step):
-                    tf.summary.scalar("loss", loss)
-                    tf.summary.scalar("perplexity", np.exp(loss))
-                    tf.summary.scalar("gradient_norm", norm)
-                    tf.summary.scalar("tokens_per_second", rate)
-            if step % config.checkpoint_every == 0:
-                self.manager.save(checkpoint_number=step)
+            logs = {"step": step + 1, "loss": loss, "gradient_norm": norm}
+            logs["tokens_per_second"] = rate
+            callbacks.on_train_batch_end(done, logs)
+        callbacks.on_epoch_end(epoch)
         mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
-        result = {
+        seconds = time.perf_counter() - start
+        return {
             "epoch": epoch + 1,
             "loss": float(mean),
             "perplexity": float(np.exp(mean)),
             "steps": done - skip,
             "learning_rate": learning_rate,
-            "tokens_per_second": tokens_seen
-            / max(time.perf_counter() - start, 1e-9),
-            "seconds": time.perf_counter() - start,
+            "tokens_per_second": tokens_seen / max(seconds, 1e-9),
+            "seconds": seconds,
         }
-        return result
+
+    def _step_applied(self, loss, applied, norm, step, epoch, batch):
+        """Whether the step's update counts: False for a float16 overflow
+        the loss scale absorbs (lowered; the zeroed step is skipped).
+
+        Raises:
+            TrainingDiverged: a non-finite loss or gradient the loss scale
+                cannot explain; the step's gradient was zeroed and nothing
+                was saved.
+        """
+        overflow = float(applied.numpy()) < 1.0
+        if overflow and self.loss_scale.lower(np.isfinite(loss)):
+            return False
+        if overflow or not np.isfinite(loss):
+            raise TrainingDiverged(
+                f"Training diverged at step {step} (epoch {epoch + 1}, "
+                f"batch {batch}): loss {loss}, gradient norm "
+                f"{float(norm.numpy())}. Its gradient was zeroed and "
+                "nothing was saved; the last good checkpoint in "
+                f"{self.manager.directory} is intact."
+            )
+        return True
 
     def write_outputs(self):
         """Writes options.json, weights.hdf5, softmax.hdf5, vocab, .keras."""

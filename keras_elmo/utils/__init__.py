@@ -14,3 +14,16 @@ def clone_initializer(initializer):
     if isinstance(initializer, keras.initializers.Initializer):
         return initializer.__class__.from_config(initializer.get_config())
     return initializer
+
+
+def initializer_configs(layer, *names):
+    """`{name: serialized initializer}` for a layer's `get_config`.
+
+    Each `name` is an `__init__` argument kept as the same-named attribute
+    holding a `keras.initializers.Initializer` (as `keras.initializers.get`
+    returns it); the value is `keras.initializers.serialize` of it.
+    """
+    return {
+        name: keras.initializers.serialize(getattr(layer, name))
+        for name in names
+    }

@@ -79,6 +79,7 @@ class FileKind:
     missing: str = ""  # after "has no dataset ... (expected shape ...)"
     shape_source: str = ""  # where the expected shape comes from
     shape_question: str = ""  # the likely cause of a shape mismatch
+    unreadable: str = ""  # after "cannot be opened as HDF5 (...)"
 
 
 def _group(ports):
@@ -96,61 +97,63 @@ def _dataset_shape(parts):
     return (sum(s[0] for s in shapes),) + shapes[0][1:]
 
 
-def read_float_dataset(path, dataset, kind):
-    """A numeric HDF5 dataset as float32; a clear error for anything else.
+def open_hdf5(path, kind, label=None, mode="r"):
+    """`h5py.File(path, mode)`, with errors that say what is wrong.
 
-    `kind` ("Weights", "Softmax") starts the message, which names the file,
-    the dataset, and the dtype found or the read error (a truncated file
-    often opens but fails here).
+    The one place a file of ours is opened as HDF5 for reading (or
+    appending): `kind` (a `FileKind`) starts every message and `label`
+    names the file (default: the path, quoted).
+
+    Raises:
+        FileNotFoundError: `path` does not exist.
+        ValueError: it is not HDF5 (no HDF5 signature: an error page, a
+            JSON file, random bytes), or h5py cannot open it (truncated).
     """
-    if dataset.dtype.kind not in "fiu":
-        raise ValueError(
-            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r}: "
-            f"expected numbers (float32), found dtype {dataset.dtype}."
-        )
-    try:
-        return np.asarray(dataset[...], dtype=np.float32)
-    except (OSError, RuntimeError, ValueError) as e:
-        raise ValueError(
-            f"{kind} file {path!r}, dataset {dataset.name.lstrip('/')!r} "
-            f"cannot be read (is the file truncated or corrupt?): {e}"
-        ) from e
-
-
-def _open(path, kind):
+    label = label or repr(os.fspath(path))
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind.name} file not found: {path!r}.")
+        raise FileNotFoundError(f"{kind.name} file not found: {label}.")
     if not h5py.is_hdf5(path):
         raise ValueError(
-            f"{kind.name} file {path!r} is not an HDF5 file{kind.layout}."
+            f"{kind.name} file {label} is not an HDF5 file{kind.layout}."
         )
     try:
-        return h5py.File(path, "r")
+        return h5py.File(path, mode)
     except OSError as e:
         raise ValueError(
-            f"Cannot read {kind.name.lower()} file {path!r}: {e}"
+            f"Cannot read {kind.name.lower()} file {label}, it cannot be "
+            f"opened as HDF5 (truncated or corrupt?){kind.unreadable}: {e}"
         ) from e
 
 
-def _read_checked(f, path, key, expected, kind):
+def read_checked(f, key, expected, kind, label):
+    """Dataset `key` of the open file `f` as float32, checked: present, a
+    dataset, of shape `expected`, numeric, readable (a truncated file often
+    opens but fails here) and finite. Errors start with `kind.name` and
+    name the file (`label`) and the dataset."""
+    where = f"{kind.name} file {label}, dataset {key!r}"
     if key not in f or not isinstance(f[key], h5py.Dataset):
         raise ValueError(
-            f"{kind.name} file {path!r} has no dataset {key!r} (expected "
+            f"{kind.name} file {label} has no dataset {key!r} (expected "
             f"shape {expected}){kind.missing}."
         )
     dataset = f[key]
     if tuple(dataset.shape) != expected:
         raise ValueError(
-            f"{kind.name} file {path!r}, dataset {key!r}: expected shape "
-            f"{expected} ({kind.shape_source}), found "
-            f"{tuple(dataset.shape)}. {kind.shape_question}"
+            f"{where}: expected shape {expected} ({kind.shape_source}), "
+            f"found {tuple(dataset.shape)}. {kind.shape_question}".rstrip()
         )
-    array = read_float_dataset(path, dataset, kind.name)
-    if not np.all(np.isfinite(array)):
+    if dataset.dtype.kind not in "fiu":
         raise ValueError(
-            f"{kind.name} file {path!r}, dataset {key!r} holds non-finite "
-            "values (NaN or inf)."
+            f"{where}: expected numbers (float32), found dtype {dataset.dtype}."
         )
+    try:
+        array = np.asarray(dataset[...], dtype=np.float32)
+    except (OSError, RuntimeError, ValueError) as e:
+        raise ValueError(
+            f"{where} cannot be read (is the file truncated or corrupt?): {e}"
+        ) from e
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{where} holds non-finite values (NaN or inf).")
     return array
 
 
@@ -169,10 +172,10 @@ def read_ports(path, ports, kind):
     path = os.fspath(path)
     groups = _group(ports)
     arrays = {}
-    with _open(path, kind) as f:
+    with open_hdf5(path, kind) as f:
         for key, parts in groups.items():
             expected = _dataset_shape(parts)
-            arrays[key] = _read_checked(f, path, key, expected, kind)
+            arrays[key] = read_checked(f, key, expected, kind, repr(path))
     for key, parts in groups.items():
         start = 0
         for port in parts:

@@ -14,12 +14,11 @@ cell size,
 
 import os
 
-import h5py
-import numpy as np
-
 from keras_elmo.text import char_vocab
 from keras_elmo.weights.bilm_hdf5 import LSTM_CELL
-from keras_elmo.weights.hdf5_ports import read_float_dataset
+from keras_elmo.weights.hdf5_ports import FileKind
+from keras_elmo.weights.hdf5_ports import open_hdf5
+from keras_elmo.weights.hdf5_ports import read_checked
 
 
 def expected_weight_shapes(config):
@@ -46,6 +45,14 @@ def expected_weight_shapes(config):
     return shapes
 
 
+# Errors for a downloaded file: an error page saved in its place is likely.
+DOWNLOADED_WEIGHTS = FileKind(
+    name="Weights",
+    layout=" (truncated, corrupt, or an error page saved in its place)",
+    shape_source="from the options",
+)
+
+
 def verify_weights_file(path, config, label=None):
     """Checks that `path` is a complete weights HDF5 for `config`.
 
@@ -58,36 +65,6 @@ def verify_weights_file(path, config, label=None):
             dataset and the problem.
     """
     label = label or repr(os.fspath(path))
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"Weights file {label} not found.")
-    if not h5py.is_hdf5(path):
-        raise ValueError(
-            f"Weights file {label} is not an HDF5 file (truncated, corrupt, "
-            "or an error page saved in its place)."
-        )
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError(
-            f"Weights file {label} cannot be opened as HDF5 (truncated or "
-            f"corrupt?): {e}"
-        ) from e
-    with f:
+    with open_hdf5(path, DOWNLOADED_WEIGHTS, label) as f:
         for name, shape in expected_weight_shapes(config).items():
-            if name not in f or not isinstance(f[name], h5py.Dataset):
-                raise ValueError(
-                    f"Weights file {label} has no dataset {name!r} "
-                    f"(expected shape {shape} from the options)."
-                )
-            found = tuple(f[name].shape)
-            if found != shape:
-                raise ValueError(
-                    f"Weights file {label}, dataset {name!r}: expected shape "
-                    f"{shape} (from the options), found {found}."
-                )
-            array = read_float_dataset(os.fspath(path), f[name], "Weights")
-            if not np.all(np.isfinite(array)):
-                raise ValueError(
-                    f"Weights file {label}, dataset {name!r} holds "
-                    "non-finite values (NaN or inf)."
-                )
+            read_checked(f, name, shape, DOWNLOADED_WEIGHTS, label)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
+from keras_elmo.testing.test_case import TestCase
 from tests.conftest import tiny_bilm
 
 SEED = 1  # the seed these tests were checked with
@@ -163,3 +164,29 @@ def test_empty_batches_and_empty_sentences():
         assert out["word_emb"].shape == shape[:2] + (16,)
     out = bilm(keras_elmo.batch_to_ids([[], ["a"]]))
     assert np.all(np.asarray(out["lstm_outputs1"])[0] == 0.0)
+
+
+class BiLMBackboneTest(TestCase):
+    """The keras-hub backbone harness on `BiLM`: config round trip,
+    eager and `predict` calls, other batch sizes and lengths, bfloat16."""
+
+    def setUp(self):
+        self.init_kwargs = {"config": keras_elmo.BiLMConfig.from_preset("tiny")}
+        self.input_data = keras_elmo.batch_to_ids(SENTENCES)
+
+    def test_backbone_basics(self):
+        self.run_backbone_test(
+            cls=keras_elmo.BiLM,
+            init_kwargs=self.init_kwargs,
+            input_data=self.input_data,
+            expected_output_shape={
+                "word_emb": (4, 15, 16),
+                "lstm_outputs1": (4, 15, 32),
+                "lstm_outputs2": (4, 15, 32),
+                "mask": (4, 15),
+            },
+            variable_length_data=[
+                keras_elmo.batch_to_ids([["Hi"]]),
+                keras_elmo.batch_to_ids(SENTENCES[:2] * 3),
+            ],
+        )

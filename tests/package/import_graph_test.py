@@ -152,3 +152,25 @@ def test_cycle_finder_finds_a_cycle():
         "a",
     ]
     assert _find_cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+def _readme_layout_folders():
+    """The folders the README's `## Layout` table names, in its order."""
+    readme = os.path.join(PACKAGE_DIR, "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        section = f.read().split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    folders = []
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            first_cell = line.split("|")[1]
+            for name in first_cell.split("`")[1::2]:
+                folders.append(name.rstrip("/").removesuffix(".py"))
+    return folders
+
+
+def test_readme_layout_map_follows_the_import_order():
+    folders = _readme_layout_folders()
+    assert {"text", "layers", "models", "cli"} <= set(folders)
+    assert set(folders) <= set(LAYERS)
+    ranks = [LAYERS.index(name) for name in folders]
+    assert ranks == sorted(ranks), folders
