@@ -17,8 +17,9 @@ commit, machine, load and date (`keras_elmo.utils.provenance`).
 Table 1 (Peters et al. 2018): baseline vs + ELMo per task, with the
 relative error reduction. Table 2: ELMo from the last layer only vs all
 layers with `l2_coef` (lambda) 1 and 0.001. Table 3: ELMo at the input
-only vs at input and output (a second, independent mix). CoVe joins
-Table 1 once `examples/cove/` exists (issue 18).
+only vs at input and output (a second, independent mix). With
+`--cove-encoder` (from `train_cove.py`) Table 1 gains `+ CoVe`:
+`[GloVe; char-CNN; CoVe]`, the encoder's top layer (McCann et al. 2017).
 """
 
 import argparse
@@ -43,9 +44,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_POS = os.path.join(HERE, "..", "..", "shared", "data", "ud_en_ewt")
 NUM_CLASSES = {"pos": 18, "sentiment": 2, "snli": 3}
 
-# variant -> ElmoOptions keywords (None: the GloVe baseline).
+# variant -> ElmoOptions keywords (None: no ELMo; the "cove" variant adds
+# CoVe features to the GloVe baseline instead).
 VARIANTS = {
     "baseline": None,
+    "cove": None,
     "elmo": {"l2_coef": 0.001},
     "elmo_last_only": {"last_only": True},
     "elmo_l2_1": {"l2_coef": 1.0},
@@ -54,14 +57,16 @@ VARIANTS = {
 }
 TABLES = {
     "table1": (("pos", "sentiment"), ("baseline", "elmo")),
+    # The baseline is Table 1's (the same seeds give the same numbers).
     "table2": (
         ("pos", "sentiment"),
-        ("baseline", "elmo_last_only", "elmo_l2_1", "elmo_l2_0.001"),
+        ("elmo_last_only", "elmo_l2_1", "elmo_l2_0.001"),
     ),
     "table3": (("sentiment", "snli"), ("elmo", "elmo_input_output")),
 }
 LABELS = {
     "baseline": "GloVe + char-CNN",
+    "cove": "+ CoVe",
     "elmo": "+ ELMo (input)",
     "elmo_last_only": "+ ELMo, last layer only",
     "elmo_l2_1": "+ ELMo, all layers, lambda=1",
@@ -79,6 +84,12 @@ def parse_args(argv):
     parser.add_argument("--data-dir", default=DEFAULT_OUT)
     parser.add_argument("--pos-dir", default=DEFAULT_POS)
     parser.add_argument("--model", default="elmo_small_en")
+    parser.add_argument(
+        "--cove-encoder",
+        default=None,
+        help="cove_encoder.keras from train_cove.py: adds the + CoVe "
+        "column to table1.",
+    )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--pos-train", type=int, default=2000)
     parser.add_argument("--snli-train", type=int, default=10000)
@@ -138,13 +149,17 @@ def all_sentences(data):
     return [s for split in data.values() for e in split for s in e[0]]
 
 
-def train_variant(task, variant, data, vocab, cache, seed, args, log):
+def train_variant(task, variant, data, vocab, caches, seed, args, log):
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     options = VARIANTS[variant]
-    elmo = None
+    elmo, cove_dim, used = None, 0, {}
+    if variant == "cove":
+        used = {"cove": caches["cove"]}
+        cove_dim = used["cove"][data["train"][0][0][0]].shape[-1]
     if options is not None:
-        some = cache[data["train"][0][0][0]]
+        used = {"bilm": caches["bilm"]}
+        some = used["bilm"][data["train"][0][0][0]]
         elmo = task_models.ElmoOptions(
             num_layers=some.shape[1], dim=some.shape[2], **options
         )
@@ -156,11 +171,12 @@ def train_variant(task, variant, data, vocab, cache, seed, args, log):
         vocab.max_word_chars,
         elmo=elmo,
         hidden=args.hidden,
+        cove_dim=cove_dim,
     )
     trainer = task_training.TaskTrainer(
         model,
         vocab,
-        cache if elmo else None,
+        used,
         per_token=task == "pos",
         learning_rate=args.learning_rate,
         batch_size=args.batch_size,
@@ -211,13 +227,18 @@ def run_task(task, variants, args, bilm, log):
         glove_vectors,
         [s for e in data["train"] for s in e[0]],
     )
-    cache = None
+    caches = {}
     if any(VARIANTS[v] is not None for v in variants):
-        cache = task_training.ElmoCache(bilm, args.cache_dir)
+        caches["bilm"] = task_training.ElmoCache(bilm, args.cache_dir)
+    if "cove" in variants:
+        caches["cove"] = task_training.CoveCache(
+            args.cove_encoder, vocab, args.cache_dir
+        )
+    for name, cache in caches.items():
         start = time.time()
         for split, examples in data.items():
             cache.add([s for e in examples for s in e[0]], f"{task}-{split}")
-        log(f"{task}: biLM layers ready ({time.time() - start:.0f} s)")
+        log(f"{task}: {name} features ready ({time.time() - start:.0f} s)")
     result = {
         "sizes": {split: len(examples) for split, examples in data.items()},
         "glove_coverage": vocab.coverage(all_sentences(data)),
@@ -225,7 +246,7 @@ def run_task(task, variants, args, bilm, log):
     }
     for variant in variants:
         runs = [
-            train_variant(task, variant, data, vocab, cache, seed, args, log)
+            train_variant(task, variant, data, vocab, caches, seed, args, log)
             for seed in range(args.seeds)
         ]
         result["variants"][variant] = {"runs": runs, **summarize(runs)}
@@ -291,6 +312,8 @@ def markdown(results):
 def main(argv=None):
     args = parse_args(argv)
     tasks, variants = TABLES[args.table]
+    if args.cove_encoder and args.table == "table1":
+        variants = ("baseline", "cove", "elmo")
     if args.tasks:
         tasks = tuple(t for t in args.tasks.split(",") if t)
         bad = sorted(set(tasks) - set(task_models.TASKS))

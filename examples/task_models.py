@@ -108,8 +108,11 @@ class PairFeatures(keras.layers.Layer):
 class Encoder:
     """The shared token features and BiLSTM, applied to 1 or 2 sentences."""
 
-    def __init__(self, glove, num_chars, max_word_chars, elmo, hidden, dropout):
+    def __init__(
+        self, glove, num_chars, max_word_chars, elmo, hidden, dropout, cove_dim
+    ):
         self.elmo = elmo
+        self.cove_dim = cove_dim
         self.max_word_chars = max_word_chars
         self.glove = keras.layers.Embedding(
             glove.shape[0],
@@ -158,6 +161,8 @@ class Encoder:
                 (self.elmo.num_layers, None, self.elmo.dim),
                 "float32",
             )
+        if self.cove_dim:
+            shapes[f"cove_{slot}"] = ((None, self.cove_dim), "float32")
         inputs = {
             name: keras.Input(shape, dtype=dtype, name=name)
             for name, (shape, dtype) in shapes.items()
@@ -170,6 +175,8 @@ class Encoder:
         chars = self.char_embedding(inputs[f"chars_{slot}"])
         chars = self.char_reshape(self.char_max(self.char_cnn(chars)))
         pieces = [words, chars]
+        if self.cove_dim:  # McCann et al.: [GloVe(w); CoVe(w)]
+            pieces.append(inputs[f"cove_{slot}"])
         mixed = [
             dropout(mix(inputs[f"bilm_{slot}"]))
             for mix, dropout in zip(self.mixes, self.mix_dropouts)
@@ -191,6 +198,7 @@ def build_task_model(
     elmo=None,
     hidden=64,
     dropout=0.3,
+    cove_dim=0,
 ):
     """The `task` model (see module docstring) with frozen `glove` rows.
 
@@ -203,18 +211,23 @@ def build_task_model(
         elmo: `ElmoOptions` or None (the `[GloVe; char-CNN]` baseline).
         hidden: int, BiLSTM units per direction.
         dropout: float.
+        cove_dim: int, the width `2H` of precomputed CoVe features added
+            to the token features (`cove_i` inputs), 0 for none.
 
     Returns:
         A `keras.Model` taking `words_i` `[B, T]`, `chars_i`
-        `[B, T, max_word_chars]` (and `bilm_i` `[B, L + 1, T, 2P]`) for
-        each sentence `i`; logits `[B, T, C]` (pos) or `[B, C]`.
+        `[B, T, max_word_chars]` (and `bilm_i` `[B, L + 1, T, 2P]`,
+        `cove_i` `[B, T, 2H]`) for each sentence `i`; logits
+        `[B, T, C]` (pos) or `[B, C]`.
     """
     if task not in TASKS:
         raise ValueError(
             f"Received an invalid value for argument `task`, expected one "
             f"of {TASKS}, got {task!r}."
         )
-    encoder = Encoder(glove, num_chars, max_word_chars, elmo, hidden, dropout)
+    encoder = Encoder(
+        glove, num_chars, max_word_chars, elmo, hidden, dropout, cove_dim
+    )
     slots = (0, 1) if task == "snli" else (0,)
     inputs = {}
     for slot in slots:

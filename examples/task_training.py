@@ -4,7 +4,8 @@
   GloVe lacks share the zero `<UNK>` row) and the training characters.
 - `ElmoCache`: the frozen biLM's `L + 1` layers per distinct sentence,
   computed once (`bilm_cache.compute_layers`) and stored as float16 in an
-  `.npz` keyed by the weights' digest and the sentences themselves.
+  `.npz` keyed by the weights' digest and the sentences themselves;
+  `CoveCache`: the same for a trained CoVe encoder's top layer.
 - `TaskTrainer`: Adam on `mean cross-entropy + sum(model.losses)` (the
   ScalarMix L2 of Table 2 is one of the losses), dev accuracy checked
   `evaluations` times, best weights kept, then test accuracy.
@@ -71,6 +72,26 @@ class TaskVocabulary:
         return sum(t in self.word_ids for t in tokens) / max(1, len(tokens))
 
 
+def _sentence_key(name, digest, unique):
+    key = hashlib.sha256(
+        "\n".join(" ".join(s) for s in unique).encode()
+    ).hexdigest()[:16]
+    return f"{name}-{digest}-{key}-{len(unique)}.npz"
+
+
+def _cached(path, lengths, compute):
+    """`compute()` (float16 `[sum(lengths), ...]`), stored at `path`."""
+    if os.path.exists(path):
+        with np.load(path, allow_pickle=False) as stored:
+            if np.array_equal(stored["lengths"], lengths):
+                return stored["layers"]
+    layers = compute()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with atomic_write(path, "wb") as f:
+        np.savez(f, layers=layers, lengths=lengths)
+    return layers
+
+
 class ElmoCache:
     """Frozen biLM layers `[n, L + 1, 2P]` (float16) per distinct sentence.
 
@@ -85,30 +106,21 @@ class ElmoCache:
         self.digest = bilm_cache.weights_digest(bilm)
         self.layers = {}
 
+    def compute(self, sentences):
+        return bilm_cache.compute_layers(self.bilm, sentences)
+
     def add(self, sentences, name):
         """Computes (or loads) the layers of `sentences` (token lists)."""
         unique = sorted({tuple(s) for s in sentences} - set(self.layers))
         if not unique:
             return
-        key = hashlib.sha256(
-            "\n".join(" ".join(s) for s in unique).encode()
-        ).hexdigest()[:16]
         path = os.path.join(
-            self.cache_dir, f"{name}-{self.digest}-{key}-{len(unique)}.npz"
+            self.cache_dir, _sentence_key(name, self.digest, unique)
         )
         lengths = np.array([len(s) for s in unique], np.int64)
-        layers = None
-        if os.path.exists(path):
-            with np.load(path, allow_pickle=False) as stored:
-                if np.array_equal(stored["lengths"], lengths):
-                    layers = stored["layers"]
-        if layers is None:
-            layers = bilm_cache.compute_layers(
-                self.bilm, [list(s) for s in unique]
-            )
-            os.makedirs(self.cache_dir, exist_ok=True)
-            with atomic_write(path, "wb") as f:
-                np.savez(f, layers=layers, lengths=lengths)
+        layers = _cached(
+            path, lengths, lambda: self.compute([list(s) for s in unique])
+        )
         ends = np.cumsum(lengths)
         for sentence, n, end in zip(unique, lengths, ends):
             self.layers[sentence] = layers[end - n : end]
@@ -117,13 +129,62 @@ class ElmoCache:
         return self.layers[tuple(tokens)]
 
 
-def make_batch(examples, vocab, elmo_cache=None, per_token=False):
+class CoveCache(ElmoCache):
+    """CoVe `[n, 2H]` (float16): the top layer of a trained MT-LSTM
+    encoder (`train_cove.py`) over the task words' frozen GloVe vectors.
+
+    Args:
+        encoder_path: str, the saved `cove_encoder.keras`.
+        vocab: the task's `TaskVocabulary` (its GloVe rows).
+        cache_dir: str.
+    """
+
+    def __init__(self, encoder_path, vocab, cache_dir):
+        import keras
+
+        self.encoder = keras.saving.load_model(encoder_path, safe_mode=True)
+        self.vocab = vocab
+        self.cache_dir = cache_dir
+        with open(encoder_path, "rb") as f:
+            self.digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        self.layers = {}
+
+    def compute(self, sentences):
+        per_sentence = [None] * len(sentences)
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        for start in range(0, len(order), 64):
+            batch = order[start : start + 64]
+            steps = max(1, max(len(sentences[i]) for i in batch))
+            ids = np.zeros((len(batch), steps), np.int32)
+            mask = np.zeros((len(batch), steps), bool)
+            for row, i in enumerate(batch):
+                ids[row, : len(sentences[i])] = self.vocab.encode(sentences[i])[
+                    0
+                ]
+                mask[row, : len(sentences[i])] = True
+            top = self.encoder(
+                {"vectors": self.vocab.matrix[ids], "mask": mask}
+            )[1]
+            top = np.asarray(top, np.float16)
+            for row, i in enumerate(batch):
+                per_sentence[i] = top[row, : len(sentences[i])]
+        return np.concatenate(per_sentence, axis=0)
+
+
+def make_batch(examples, vocab, caches=None, per_token=False):
     """Pads examples `[((tokens, ...), label)]` into model inputs.
 
+    Args:
+        examples: list of `((tokens, ...), label)`.
+        vocab: the `TaskVocabulary`.
+        caches: dict `{"bilm": ElmoCache, "cove": CoveCache}` (either or
+            none) of precomputed per-sentence features.
+        per_token: bool, labels are per-token tags.
+
     Returns `(inputs, labels, weights)`: for each sentence slot `i`,
-    `words_i` `[B, T]`, `chars_i` `[B, T, C]` (and `bilm_i`
-    `[B, L + 1, T, 2P]` float32); labels `[B]`, or `[B, T]` tags with
-    0/1 `weights` `[B, T]` when `per_token`.
+    `words_i` `[B, T]`, `chars_i` `[B, T, C]`, and `bilm_i`
+    `[B, L + 1, T, 2P]` / `cove_i` `[B, T, 2H]` float32; labels `[B]`,
+    or `[B, T]` tags with 0/1 `weights` `[B, T]` when `per_token`.
     """
     inputs = {}
     for slot in range(len(examples[0][0])):
@@ -136,17 +197,18 @@ def make_batch(examples, vocab, elmo_cache=None, per_token=False):
                 tokens
             )
         inputs[f"words_{slot}"], inputs[f"chars_{slot}"] = words, chars
-        if elmo_cache is not None:
-            first = elmo_cache[sentences[0]]
-            stacked = np.zeros(
-                (len(examples), first.shape[1], steps, first.shape[2]),
-                np.float32,
-            )
+        for name, cache in (caches or {}).items():
+            first = cache[sentences[0]]  # [n, D] or [n, K, D]
+            shape = (len(examples),) + first.shape[1:-1] + (steps,)
+            stacked = np.zeros(shape + first.shape[-1:], np.float32)
             for row, tokens in enumerate(sentences):
-                stacked[row, :, : len(tokens)] = np.transpose(
-                    elmo_cache[tokens], (1, 0, 2)
-                )
-            inputs[f"bilm_{slot}"] = stacked
+                features = cache[tokens]
+                if features.ndim == 3:  # [n, K, D] -> [K, n, D]
+                    features = np.transpose(features, (1, 0, 2))
+                    stacked[row, :, : len(tokens)] = features
+                else:
+                    stacked[row, : len(tokens)] = features
+            inputs[f"{name}_{slot}"] = stacked
     if not per_token:
         labels = np.array([e[1] for e in examples], np.int32)
         return inputs, labels, np.ones(len(examples), np.float32)
@@ -185,7 +247,7 @@ class TaskTrainer:
     Args:
         model: a `task_models.build_task_model` model.
         vocab: its `TaskVocabulary`.
-        elmo_cache: `ElmoCache` when the model reads biLM layers.
+        caches: dict of `ElmoCache` / `CoveCache` (see `make_batch`).
         per_token: bool, tag every token (POS) instead of one label.
         learning_rate: float (gradients clipped to global norm 5).
         batch_size: int.
@@ -195,13 +257,13 @@ class TaskTrainer:
         self,
         model,
         vocab,
-        elmo_cache=None,
+        caches=None,
         per_token=False,
         learning_rate=2e-3,
         batch_size=32,
     ):
         self.model, self.vocab = model, vocab
-        self.elmo_cache = elmo_cache
+        self.caches = caches
         self.per_token = per_token
         self.batch_size = batch_size
         self.optimizer = keras.optimizers.Adam(learning_rate, clipnorm=5.0)
@@ -213,8 +275,8 @@ class TaskTrainer:
             for name, tensor in model.input.items()
         }
         for name, spec in specs.items():
+            shape = spec.shape.as_list()
             if name.startswith("bilm_"):  # [B, L + 1, T, 2P]: T varies
-                shape = spec.shape.as_list()
                 specs[name] = tf.TensorSpec(
                     [None, shape[1], None, shape[3]], tf.float32
                 )
@@ -250,7 +312,7 @@ class TaskTrainer:
         return make_batch(
             [examples[i] for i in index],
             self.vocab,
-            self.elmo_cache,
+            self.caches,
             self.per_token,
         )
 

@@ -208,13 +208,16 @@ def test_task_models_shapes_and_frozen_glove(task):
     task_models = example("task_models")
     glove = np.arange(5 * 50, dtype=np.float32).reshape(5, 50)
     elmo = task_models.ElmoOptions(3, 8, at_output=True)
-    model = task_models.build_task_model(task, glove, 7, 3, 6, elmo=elmo)
+    model = task_models.build_task_model(
+        task, glove, 7, 3, 6, elmo=elmo, cove_dim=5
+    )
     slots = 2 if task == "snli" else 1
     inputs = {}
     for slot in range(slots):
         inputs[f"words_{slot}"] = np.array([[2, 3, 0], [4, 0, 0]], np.int32)
         inputs[f"chars_{slot}"] = np.ones((2, 3, 6), np.int32)
         inputs[f"bilm_{slot}"] = np.ones((2, 3, 3, 8), np.float32)
+        inputs[f"cove_{slot}"] = np.ones((2, 3, 5), np.float32)
     logits = model(inputs)
     assert logits.shape == ((2, 3, 3) if task == "pos" else (2, 3))
     embedding = model.get_layer("glove")
@@ -236,8 +239,14 @@ def test_task_models_reject_unknown_task():
 def test_table_commands_smoke(table, tasks, seeds, tmp_path, capsys):
     root = write_fixtures(tmp_path)
     out = tmp_path / "results" / table
+    extra = []
+    if table == "table1":  # + CoVe from an (untrained) exported encoder
+        encoder = example("cove_model").build_encoder(50, 4)
+        encoder.save(tmp_path / "cove_encoder.keras")
+        extra = ["--cove-encoder", str(tmp_path / "cove_encoder.keras")]
     results = example("paper_tables").main(
-        [
+        extra
+        + [
             table, "--tasks", tasks, "--data-dir", str(root),
             "--pos-dir", str(root / "ud"), "--model", "tiny",
             "--seeds", str(seeds),
@@ -261,6 +270,7 @@ def test_table_commands_smoke(table, tasks, seeds, tmp_path, capsys):
             assert summary["std"] == pytest.approx(spread)
             assert all(0.0 <= t <= 1.0 for t in tests)
     if table == "table1":
+        assert stored["variants"] == ["baseline", "cove", "elmo"]
         entry = stored["tasks"]["sentiment"]
         assert entry["sizes"] == {"train": 4, "dev": 3, "test": 4}
         base = entry["variants"]["baseline"]["mean"]
@@ -279,3 +289,30 @@ def test_table_commands_smoke(table, tasks, seeds, tmp_path, capsys):
     assert "Command: `python examples/paper_tables.py" in markdown
     assert results["table"] == table
     keras.backend.clear_session()
+
+
+def test_cove_cache_matches_the_encoder_whatever_the_batch(tmp_path):
+    task_training = example("task_training")
+    keras.utils.set_random_seed(0)
+    encoder = example("cove_model").build_encoder(50, 4)
+    path = tmp_path / "cove_encoder.keras"
+    encoder.save(path)
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(len(WORDS), 50)).astype(np.float32)
+    sentences = [["the", "dog", "runs"], ["a", "zzz"]]  # "zzz": no GloVe
+    vocab = task_training.TaskVocabulary(WORDS, vectors, sentences)
+    cache = task_training.CoveCache(str(path), vocab, str(tmp_path / "c"))
+    cache.add(sentences, "smoke")
+    for tokens in sentences:
+        rows = [vectors[WORDS.index(t)] if t in WORDS else np.zeros(50)
+                for t in tokens]  # fmt: skip
+        alone = encoder(
+            {
+                "vectors": np.array([rows], np.float32),
+                "mask": np.ones((1, len(tokens)), bool),
+            }
+        )[1]
+        np.testing.assert_allclose(
+            cache[tokens].astype(np.float32), np.asarray(alone)[0], atol=1e-3
+        )
+    assert len(os.listdir(tmp_path / "c")) == 1
