@@ -278,6 +278,15 @@ def test_table_commands_smoke(table, tasks, seeds, tmp_path, capsys):
         assert entry["relative_error_reduction"] == (
             pytest.approx((elmo - base) / (1 - base))
         )
+    if table == "table2":  # the bar chart of the paper's Table 2
+        png = example("paper_plots").bar_chart(stored, tmp_path / "t2.png")
+        with open(png, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+        assert stored["variants"] == [
+            "elmo_last_only", "elmo_l2_1", "elmo_l2_0.001",
+        ]  # fmt: skip
+        last = stored["tasks"]["pos"]["variants"]["elmo_last_only"]
+        assert last["runs"][0]["mix_weights_0"] == [0.0, 0.0, 1.0]
     if table == "table3":
         assert stored["tasks"]["snli"]["sizes"] == {
             "train": 6, "dev": 3, "test": 3,
