@@ -232,6 +232,7 @@ def test_task_models_reject_unknown_task():
         example("task_models").build_task_model("ner", np.zeros((2, 50)), 3, 2)
 
 
+@pytest.mark.large
 @pytest.mark.parametrize(
     "table,tasks,seeds",
     [("table1", "sentiment", 2), ("table2", "pos", 1), ("table3", "snli", 1)],
