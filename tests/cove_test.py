@@ -114,3 +114,47 @@ def test_train_cove_runs_resumes_and_exports(tmp_path):
         }
     )
     assert [tuple(o.shape) for o in outputs] == [(1, 3, 16), (1, 3, 16)]
+
+
+@pytest.mark.large
+def test_cove_layer_probe_smoke(tmp_path, capsys):
+    root = write_fixtures(tmp_path)
+    keras.utils.set_random_seed(0)
+    path = tmp_path / "cove_encoder.keras"
+    example("cove_model").build_encoder(50, 32).save(path)
+    out = tmp_path / "table6_cove.json"
+    results = example("cove_layer_probe").main(
+        [
+            "--encoder", str(path), "--data-dir", str(root / "ud"),
+            "--glove-dir", str(root / "glove"), "--model", "tiny",
+            "--epochs", "1", "--cache-dir", str(tmp_path / "cache"),
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    stored = json.loads(out.read_text())
+    assert list(stored["cove"]) == ["GloVe", "biLSTM 1", "biLSTM 2 (CoVe)"]
+    assert list(stored["bilm"]) == ["token layer", "biLSTM 1", "biLSTM 2"]
+    for kind in ("cove", "bilm"):
+        for scores in stored[kind].values():
+            assert 0.0 <= scores["test"] <= 1.0
+    assert results["provenance"]["commit"] is not None
+
+
+def test_cove_layers_are_glove_then_the_encoder_states():
+    keras.utils.set_random_seed(0)
+    encoder = example("cove_model").build_encoder(50, 32)
+    vectors = np.random.default_rng(1).normal(size=(2, 50)).astype("float32")
+    sentences = [["Dog", "zzz", "cat"], ["cat"]]
+    layers = example("cove_layer_probe").cove_layers(
+        encoder, (["dog", "cat"], vectors), sentences
+    )
+    assert layers.shape == (4, 3, 64) and layers.dtype == np.float16
+    expected0 = np.zeros((4, 64), np.float32)
+    expected0[0, :50], expected0[2, :50], expected0[3, :50] = (
+        vectors[0], vectors[1], vectors[1]
+    )  # fmt: skip
+    np.testing.assert_allclose(layers[:, 0], expected0, atol=2e-3)
+    inputs = expected0[:3, :50][None]
+    h1, h2 = encoder({"vectors": inputs, "mask": np.ones((1, 3), bool)})
+    np.testing.assert_allclose(layers[:3, 1], np.asarray(h1)[0], atol=2e-3)
+    np.testing.assert_allclose(layers[:3, 2], np.asarray(h2)[0], atol=2e-3)
