@@ -287,8 +287,14 @@ def main(argv=None):
 
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+        threads = args.threads
+    except RuntimeError:
+        # TensorFlow already started in this process (called from Python
+        # after other TF work): its thread pools stay as they are.
+        threads = "unchanged (TensorFlow already initialised)"
     import keras_elmo
 
     bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(args.preset))
@@ -302,7 +308,7 @@ def main(argv=None):
         "workload": real_text.describe(groups),
         "workload_name": args.workload,
         "runs": args.runs,
-        "threads": args.threads,
+        "threads": threads,
     }
     result.update(profile(bilm, groups, args.runs))
     result["provenance"] = provenance()
