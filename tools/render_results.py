@@ -46,15 +46,7 @@ QUOTING_DOCUMENTS = (
 # Bulky records that the JSON keeps and the summary leaves out.
 SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
 # What a reader must know before using a file's figures (no figures here).
-CAVEATS = {
-    "benchmarks/results/allennlp_side_by_side.json": (
-        "Run on a heavily loaded machine (see the load): AllenNLP's process "
-        "slowed far more than ours, so the ratios to AllenNLP are not valid "
-        "and the README quotes none of them; the keras_elmo variants, timed "
-        "alternately in the same run, compare with each other. To be rerun "
-        "on a quiet machine."
-    ),
-}
+CAVEATS = {}
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
     r"(<!-- end generated -->)",
