@@ -121,7 +121,7 @@ def scalar_rows(payload, prefix=""):
         else ((str(i), v) for i, v in enumerate(payload))
     )
     for key, value in items:
-        if key in SKIPPED_KEYS:
+        if key in SKIPPED_KEYS and isinstance(value, (dict, list)):
             continue
         path = f"{prefix}{key}"
         if isinstance(value, (dict, list)):
@@ -161,6 +161,14 @@ def command_of(relative, record):
     return command
 
 
+def _run_list(payload):
+    """The runs of a file that accumulates them (a list of dicts), or []."""
+    runs = payload.get("runs")
+    if isinstance(runs, list) and all(isinstance(r, dict) for r in runs):
+        return runs
+    return []
+
+
 def file_section(relative):
     payload = load(relative)
     lines = [f"## `{relative}`", ""]
@@ -169,7 +177,7 @@ def file_section(relative):
         if "provenance" in payload
         else [
             (f"run {i} ({run.get('corpus', '')}): ", run["provenance"])
-            for i, run in enumerate(payload.get("runs", []))
+            for i, run in enumerate(_run_list(payload))
             if "provenance" in run
         ]
     )
@@ -179,8 +187,8 @@ def file_section(relative):
     if relative in CAVEATS:
         lines += ["", f"> {CAVEATS[relative]}"]
     lines += ["", "| figure | value |", "| --- | --- |"]
-    if "runs" in payload:
-        for i, run in enumerate(payload["runs"]):
+    if _run_list(payload):
+        for i, run in enumerate(_run_list(payload)):
             lines += [f"| `runs/{i}/{k}` | {v} |" for k, v in scalar_rows(run)]
     lines += [f"| `{k}` | {v} |" for k, v in scalar_rows(payload)]
     return "\n".join(lines) + "\n"
