@@ -1,7 +1,6 @@
 """The CoVe example: BLEU, the fixed split, the MT-LSTM's masking and
 decoder, and a resumable training run on synthetic verse pairs."""
 
-import importlib
 import json
 import math
 import os
@@ -10,20 +9,9 @@ import keras
 import numpy as np
 import pytest
 
+from tests.paper_tables_test import example
+from tests.paper_tables_test import examples_on_path  # noqa: F401 (autouse)
 from tests.paper_tables_test import write_fixtures
-
-EXAMPLES = os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", "examples")
-)
-
-
-@pytest.fixture(autouse=True)
-def examples_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(EXAMPLES)
-
-
-def example(name):
-    return importlib.import_module(name)
 
 
 def test_corpus_bleu_matches_the_formula():
