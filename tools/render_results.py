@@ -16,7 +16,8 @@ Two kinds of output (benchmarks/README.md, "Results discipline"):
       ... (rewritten from the results files) ...
       <!-- end generated -->
 
-  where NAME is one of `BLOCKS` below (the tables of examples/RESULTS.md).
+  where NAME is one of `BLOCKS` (tools/results_blocks.py: the tables of
+  examples/RESULTS.md).
 
 `tests/results_files_test.py` runs `--check`, so a results file rerun
 without re-rendering fails the suite, and so does an edited table.
@@ -25,10 +26,8 @@ without re-rendering fails the suite, and so does an edited table.
 import argparse
 import glob
 import importlib.util
-import json
 import os
 import re
-import statistics
 import sys
 
 from keras_elmo.utils.atomic import atomic_write
@@ -94,9 +93,20 @@ def update_quotes(text):
     return FIGURE.sub(replace, text)
 
 
-def load(relative):
-    with open(os.path.join(REPO, relative), encoding="utf-8") as f:
-        return json.load(f)
+def _sibling(name):
+    """Imports `tools/NAME.py` (this script is run by path, not as a
+    package)."""
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(REPO, "tools", f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+results_blocks = _sibling("results_blocks")
+load = results_blocks.load
+BLOCKS = results_blocks.BLOCKS
 
 
 def number(value):
@@ -216,103 +226,6 @@ def render_benchmarks_results():
     ]
     sections += [file_section(relative) for relative in results_files()]
     return "\n".join(sections)
-
-
-# ---- generated blocks of examples/RESULTS.md ---------------------------
-
-POS_RESULTS = "examples/figures/pos_results.json"
-PROBE_RESULTS = "examples/results/layer_probe.json"
-
-
-def percent(x):
-    return f"{100 * x:.2f}"
-
-
-def _fractions():
-    payload = load(POS_RESULTS)
-    return sorted(payload["fractions"].items(), key=lambda kv: float(kv[0]))
-
-
-def pos_summary():
-    rows = [
-        "| training sentences | baseline (%) | + ELMo (%) | "
-        "relative error reduction |",
-        "| --- | --- | --- | --- |",
-    ]
-    for fraction, block in _fractions():
-        summary = block["summary"]
-        rows.append(
-            f"| {float(fraction):.0%} ({block['runs'][0]['sentences']:,}) "
-            f"| {percent(summary['baseline']['mean'])} ± "
-            f"{percent(summary['baseline']['std'])} "
-            f"| {percent(summary['elmo']['mean'])} ± "
-            f"{percent(summary['elmo']['std'])} "
-            f"| **{summary['relative_error_reduction']:.1%}** |"
-        )
-    return rows
-
-
-def pos_runs():
-    rows = [
-        "| fraction | seed | steps | baseline dev | baseline test | "
-        "ELMo dev | ELMo test | baseline s | ELMo s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for fraction, block in _fractions():
-        for seed, run in enumerate(block["runs"]):
-            base, elmo = run["baseline"], run["elmo"]
-            rows.append(
-                f"| {float(fraction):.0%} | {seed} | {run['steps']} "
-                f"| {percent(base['dev'])} | {percent(base['test'])} "
-                f"| {percent(elmo['dev'])} | {percent(elmo['test'])} "
-                f"| {base['seconds']:.0f} | {elmo['seconds']:.0f} |"
-            )
-    return rows
-
-
-def mix_weights():
-    """`softmax(s)` mean ± std over seeds as pos_tagging.py summarises it,
-    and the mean `gamma`."""
-    layers = None
-    rows = []
-    for fraction, block in _fractions():
-        summary = block["summary"]
-        means, stds = summary["mix_weights_mean"], summary["mix_weights_std"]
-        layers = len(means)
-        cells = [f"{m:.3f} ± {d:.3f}" for m, d in zip(means, stds)]
-        gamma = statistics.mean(run["elmo"]["gamma"] for run in block["runs"])
-        rows.append(
-            f"| {float(fraction):.0%} | {' | '.join(cells)} | {gamma:.2f} |"
-        )
-    names = ["token layer (0)"] + [f"biLSTM {j}" for j in range(1, layers)]
-    header = [
-        f"| training sentences | {' | '.join(names)} | `gamma` |",
-        "| --- |" + " --- |" * (layers + 1),
-    ]
-    return header + rows
-
-
-def layer_probe():
-    payload = load(PROBE_RESULTS)
-    best = str(payload["best_layer_on_dev"])
-    rows = ["| layer | dev (%) | test (%) |", "| --- | --- | --- |"]
-    for j, result in sorted(
-        payload["layers"].items(), key=lambda kv: int(kv[0])
-    ):
-        mark = "**" if j == best else ""
-        rows.append(
-            f"| {j}: {result['name']} | {mark}{percent(result['dev'])}{mark} "
-            f"| {percent(result['test'])} |"
-        )
-    return rows
-
-
-BLOCKS = {
-    "pos_summary": pos_summary,
-    "pos_runs": pos_runs,
-    "mix_weights": mix_weights,
-    "layer_probe": layer_probe,
-}
 
 
 def render_blocks(text):
