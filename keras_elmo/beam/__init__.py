@@ -16,9 +16,9 @@ from keras_elmo.beam.output_dir import prepare_output_dir  # noqa: E402
 from keras_elmo.beam.pipeline import BatchByLength  # noqa: E402
 from keras_elmo.beam.pipeline import EmbedBatches  # noqa: E402
 from keras_elmo.beam.pipeline import ReadSentences  # noqa: E402
-from keras_elmo.beam.pipeline import WriteEmbeddings  # noqa: E402
 from keras_elmo.beam.pipeline import embed_corpus  # noqa: E402
 from keras_elmo.beam.pipeline import run_embed_corpus  # noqa: E402
+from keras_elmo.beam.write_embeddings import WriteEmbeddings  # noqa: E402
 
 __all__ = [
     "BiLMModelHandler",

@@ -1,11 +1,11 @@
 """The output directory of a Beam run: never mix old and new shards.
 
 A run writes `embeddings-*.tfrecord` shards and `manifest.json` into its
-output directory; Beam's file sink leaves `beam-temp-embeddings-*`
-directories while it writes. A rerun over a directory holding any of
-them would leave old shards next to new ones (a different shard count
-does not overwrite them all), so it is refused unless `force`, which
-deletes them first. Other files in the directory are left alone.
+output directory (and `embeddings-*.tmp-*` files while it writes them).
+A rerun over a directory holding any of them would leave old shards
+next to new ones (a different shard count does not overwrite them all),
+so it is refused unless `force`, which deletes them first. Other files
+in the directory are left alone.
 """
 
 import logging
@@ -22,7 +22,6 @@ OWN_PATTERNS = (
     SHARD_PREFIX + "-*",
     MANIFEST,
     MANIFEST + ".tmp",
-    "beam-temp-" + SHARD_PREFIX + "-*",
 )
 
 

@@ -18,35 +18,23 @@ small, as with `keras-elmo embed`'s sort by length. The biLM is stateless:
 a sentence's vectors do not depend on the rest of its batch, so any
 batching gives the in-process command's vectors.
 
-Faults: every step is a plain Beam transform, so a failed bundle is
-retried by the runner and its partial output discarded; the shards are
-written by Beam's file sink (temporary files renamed once the write is
-final) and the manifest after them, from combined counts (exactly once,
-unlike metrics).
+Shards and faults: `keras_elmo.beam.write_embeddings`.
 """
 
 import bisect
-import json
 import zlib
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.tfrecordio import WriteToTFRecord
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
+from keras_elmo.beam.write_embeddings import WriteEmbeddings
 from keras_elmo.export.embed_lines import decode_line
-from keras_elmo.export.embed_lines import is_utf8
 from keras_elmo.export.embed_lines import sentence_text
 from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.export.embedding_records import COUNTS
-from keras_elmo.export.embedding_records import FORMAT
-from keras_elmo.export.embedding_records import MANIFEST
-from keras_elmo.export.embedding_records import SHARD_PREFIX
-from keras_elmo.export.embedding_records import SHARD_SUFFIX
-from keras_elmo.export.embedding_records import encode_record
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -199,102 +187,6 @@ class EmbedBatches(beam.PTransform):
             batches
             | "RunInference" >> RunInference(handler)
             | "Flatten" >> beam.Map(_flatten)
-        )
-
-
-def _counts(record, max_tokens):
-    _, sentence, tokens, _ = record
-    n = len(tokens)
-    kept = n if max_tokens is None else min(n, max_tokens)
-    return (1, n, kept, int(n == 0), int(not is_utf8(sentence)), int(kept < n))
-
-
-def _sum_counts(rows):
-    totals = [0] * len(COUNTS)
-    for row in rows:
-        totals = [a + b for a, b in zip(totals, row)]
-    return tuple(totals)
-
-
-class _WriteManifest(beam.DoFn):
-    def __init__(self, output_dir, header):
-        self.output_dir = output_dir
-        self.header = header
-
-    def process(self, _, counts, files, shards):
-        manifest = dict(self.header)
-        manifest["counts"] = dict(zip(COUNTS, counts))
-        manifest["counts"]["shards"] = len(shards)
-        manifest["files"] = dict(sorted(files.items()))
-        manifest["shards"] = sorted(
-            FileSystems.split(path)[1] for path in shards
-        )
-        data = json.dumps(manifest, indent=2, sort_keys=True).encode()
-        final = FileSystems.join(self.output_dir, MANIFEST)
-        tmp = final + ".tmp"
-        with FileSystems.create(tmp) as f:
-            f.write(data)
-        FileSystems.rename([tmp], [final])
-        yield final
-
-
-class WriteEmbeddings(beam.PTransform):
-    """`(key, sentence, tokens, vectors)` -> shards, then the manifest.
-
-    Args:
-        output_dir: str. The output directory (any Beam file system).
-        header: dict. Manifest entries (options, model); `format`,
-            `counts`, `files` and `shards` are added.
-        dtype: str. `"float32"` or `"float16"`.
-        num_shards: int. Shards to write; 0 lets the runner choose.
-    """
-
-    def __init__(self, output_dir, header, dtype="float32", num_shards=0):
-        super().__init__()
-        self.output_dir = output_dir
-        self.header = dict(header, format=FORMAT, dtype=dtype)
-        self.dtype = dtype
-        self.num_shards = num_shards
-
-    def expand(self, records):
-        dtype = self.dtype
-        shards = (
-            records
-            | "Encode"
-            >> beam.Map(
-                lambda r: encode_record(
-                    r[0][0], r[0][1], r[1], r[2], r[3], dtype
-                )
-            )
-            | "Shards"
-            >> WriteToTFRecord(
-                FileSystems.join(self.output_dir, SHARD_PREFIX),
-                file_name_suffix=SHARD_SUFFIX,
-                num_shards=self.num_shards,
-            )
-        )
-        max_tokens = self.header.get("max_tokens")
-        counts = (
-            records
-            | "Count" >> beam.Map(_counts, max_tokens)
-            | "Sum" >> beam.CombineGlobally(_sum_counts)
-        )
-        files = (
-            records
-            | "File" >> beam.Map(lambda r: (r[0][0], 1))
-            | "Lines" >> beam.CombinePerKey(sum)
-        )
-        pipeline = records.pipeline
-        return (
-            pipeline
-            | "Once" >> beam.Create([None])
-            | "Manifest"
-            >> beam.ParDo(
-                _WriteManifest(self.output_dir, self.header),
-                beam.pvalue.AsSingleton(counts),
-                beam.pvalue.AsDict(files),
-                beam.pvalue.AsList(shards),
-            )
         )
 
 

@@ -47,7 +47,7 @@ def add_beam_arguments(parser):
         "--num-shards",
         type=int,
         default=0,
-        help="Output shards (Beam runs; 0: the runner chooses).",
+        help="Output shards (Beam runs; 0: one per 128 MiB of records).",
     )
     group.add_argument(
         "--shards-per-bucket",

@@ -287,3 +287,66 @@ def test_pipeline_options_need_a_runner(corpus, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["presets", "--project=p"])
     assert "unrecognized arguments: --project=p" in capsys.readouterr().err
+
+
+def test_a_shard_write_failing_midway_is_rewritten_whole(
+    corpus, tmp_path, monkeypatch
+):
+    """A worker dying after writing part of a shard: the retry rewrites
+    the whole shard, no temporary file is left, every line once."""
+    from keras_elmo.beam import write_embeddings
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    write_record = write_embeddings.write_record
+    written = []
+
+    def failing(f, data):
+        write_record(f, data)
+        written.append(data)
+        failures = len(os.listdir(markers))
+        if len(written) % 40 == 5 and failures < 2:  # < the 4 attempts
+            (markers / f"shard-{len(written)}").touch()
+            raise OSError("injected failure while writing a shard")
+
+    monkeypatch.setattr(write_embeddings, "write_record", failing)
+    output = str(tmp_path / "out")
+    os.makedirs(output)
+    header = describe_output(corpus["spec"])
+    options = PipelineOptions(["--runner=BundleBasedDirectRunner"])
+    with beam.Pipeline(options=options) as p:
+        _ = (
+            p
+            | ReadSentences([corpus["pattern"]])
+            | BatchByLength(batch_size=8, batch_tokens=400)
+            | EmbedBatches(BiLMModelHandler(corpus["spec"]))
+            | WriteEmbeddings(output, header, num_shards=4)
+        )
+    assert len(os.listdir(markers)) == 2, "the failures did not run"
+    manifest = check_output(corpus, output)
+    assert manifest["counts"]["shards"] == 4
+
+
+def test_by_default_a_small_output_is_one_shard(corpus, tmp_path):
+    output = str(tmp_path / "out")
+    argv = ["embed", corpus["pattern"], output] + corpus["model"]
+    assert main(argv + ["--runner", "BundleBasedDirectRunner", "--top"]) == 0
+    manifest = check_output(corpus, output, mode="top")
+    assert manifest["shards"] == ["embeddings-00000-of-00001.tfrecord"]
+
+
+def test_a_record_missing_from_the_shards_fails_the_manifest():
+    from keras_elmo.beam.write_embeddings import auto_num_shards
+    from keras_elmo.beam.write_embeddings import check_shard_counts
+
+    counts = (306, 5000, 5000, 2, 1, 0)
+    check_shard_counts(counts, [("a", 100), ("b", 206)], 3)
+    with pytest.raises(RuntimeError, match="305 records in 2 files, but 306"):
+        check_shard_counts(counts, [("a", 100), ("b", 205)], 3)
+    with pytest.raises(RuntimeError, match="reported twice"):
+        check_shard_counts(counts, [("a", 100), ("a", 206)], 3)
+    with pytest.raises(RuntimeError, match="into 1 shards"):
+        check_shard_counts(counts, [("a", 100), ("b", 206)], 1)
+    assert auto_num_shards(0) == 1
+    assert auto_num_shards(128 << 20) == 1
+    assert auto_num_shards((128 << 20) + 1) == 2
