@@ -24,8 +24,12 @@ at best), random target ids at the real positions); for each loop of the
 biLSTM (`packed`: real tokens only; `padded`: `ResidualBiLSTM.packed =
 False`, every release before issue 16) one traced step function, one
 warm-up pass, then `--runs` passes, the loops taking turns pass by pass;
-tokens/s = real tokens / median pass seconds. `--json` also writes the
-figures with provenance.
+tokens/s = real tokens / median pass seconds. In the same rounds, the
+biLSTM alone (`ResidualBiLSTM` forward + backward of a sum-of-squares
+loss, on random inputs of the batches' shapes and masks, `<S>`/`</S>`
+included) is timed for each loop: its share of the padded step bounds
+what packing can gain (`bound` = padded step / (padded step - saved
+biLSTM seconds)). `--json` also writes the figures with provenance.
 """
 
 import argparse
@@ -157,20 +161,40 @@ def text_throughput(args, model, step_fn, tf, keras_elmo):
     ]
     results = []
     for workload in args.workloads.split(","):
-        steps = {}
+        steps, alone = {}, {}
         feeds = text_feeds(args, workload, tf, keras_elmo)
+        lstm_feeds = bilstm_feeds(feeds[1], bilstm[0], tf)
         for loop in args.loops.split(","):
             for layer in bilstm:  # read when the step is traced
                 layer.packed = loop == "packed"
             steps[loop] = tf.function(step_fn, input_signature=spec)
             time_pass(steps[loop], feeds[1], 0)  # trace, warm up
+            alone[loop] = bilstm_step(bilstm[0], tf)
+            time_pass(alone[loop], lstm_feeds, 0)
         seconds = {loop: [] for loop in steps}
+        lstm_seconds = {loop: [] for loop in steps}
         for run in range(args.runs):
             for loop, step in steps.items():
                 offset = (run + 1) * len(feeds[1])
                 seconds[loop].append(time_pass(step, feeds[1], offset))
+                lstm_seconds[loop].append(
+                    time_pass(alone[loop], lstm_feeds, offset)
+                )
+        medians = {loop: statistics.median(seconds[loop]) for loop in steps}
+        lstm = {loop: statistics.median(lstm_seconds[loop]) for loop in steps}
+        if {"packed", "padded"} <= set(steps):
+            saved = lstm["padded"] - lstm["packed"]
+            print(
+                f"{workload}: biLSTM alone {lstm['padded']:.2f} s padded, "
+                f"{lstm['packed']:.2f} s packed, "
+                f"{lstm['padded'] / medians['padded']:.0%} of the padded "
+                f"step; bound on the step speed-up "
+                f"{medians['padded'] / (medians['padded'] - saved):.2f}x, "
+                f"measured {medians['padded'] / medians['packed']:.2f}x",
+                flush=True,
+            )
         for loop in steps:
-            speed = feeds[0]["tokens"] / statistics.median(seconds[loop])
+            speed = feeds[0]["tokens"] / medians[loop]
             print(
                 f"{args.preset} train on {workload} text "
                 f"({feeds[0]['tokens']} tokens, "
@@ -183,6 +207,10 @@ def text_throughput(args, model, step_fn, tf, keras_elmo):
                     "workload": workload,
                     "bilstm_loop": loop,
                     "seconds_per_pass": seconds[loop],
+                    "bilstm_alone_seconds_per_pass": lstm_seconds[loop],
+                    "bilstm_share_of_step": round(
+                        lstm[loop] / medians[loop], 4
+                    ),
                     "tokens_per_s": round(speed, 1),
                     **feeds[0],
                 }
@@ -205,6 +233,34 @@ def time_pass(step, feeds, offset):
     for i, (ids, targets) in enumerate(feeds):
         step(ids, targets, tf_constant(offset + i)).numpy()
     return time.perf_counter() - start
+
+
+def bilstm_feeds(feeds, layer, tf):
+    """`(inputs [B, T + 2, P], mask)` per batch: the shapes and masks the
+    LM task's biLSTM sees (sentences with `<S>` and `</S>`)."""
+    out = []
+    for i, (_, targets) in enumerate(feeds):
+        lengths = tf.reduce_sum(tf.cast(targets >= 0, tf.int32), axis=1) + 1
+        width = int(tf.reduce_max(lengths))
+        inputs = tf.random.stateless_normal(
+            (int(targets.shape[0]), width, layer.projection_dim), seed=(0, i)
+        )
+        out.append((inputs, tf.sequence_mask(lengths, width)))
+    return out
+
+
+def bilstm_step(layer, tf):
+    """The biLSTM's training forward and the gradient of its weights."""
+
+    @tf.function
+    def step(inputs, mask, _):
+        with tf.GradientTape() as tape:
+            outputs = layer(inputs, mask=mask, training=True)
+            loss = tf.add_n([tf.reduce_sum(tf.square(o)) for o in outputs])
+        grads = tape.gradient(loss, layer.trainable_variables)
+        return tf.add_n([tf.reduce_sum(g) for g in grads])
+
+    return step
 
 
 def tf_constant(value):
