@@ -20,9 +20,9 @@ import numpy as np
 import paper_data
 import pos_data
 from fetch_paper_data import DEFAULT_OUT
+from layer_probe import add_probe_arguments
 from layer_probe import probe_layer
 from layer_probe import token_arrays
-from pos_tagging import DEFAULT_DATA
 from pos_tagging import FILES
 
 from keras_elmo.utils.provenance import provenance
@@ -65,17 +65,11 @@ def main(argv=None):
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--encoder", required=True)
-    parser.add_argument("--data-dir", default=DEFAULT_DATA)
     parser.add_argument(
         "--glove-dir", default=os.path.join(DEFAULT_OUT, "glove")
     )
     parser.add_argument("--model", default=None, help="also probe this biLM")
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-sentences", type=int, default=None)
-    parser.add_argument("--cache-dir", default=None)
+    add_probe_arguments(parser)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 

@@ -74,18 +74,25 @@ def probe_layer(train, dev, test, layer, num_tags, args):
     return float(dev_accuracy), float(test_accuracy)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+def add_probe_arguments(parser):
+    """The data and training flags of a linear probe (also
+    cove_layer_probe.py's): UD-EWT directory, epochs, batch size, Adam
+    learning rate, seed, a cap on sentences per split, the cache."""
     parser.add_argument("--data-dir", default=DEFAULT_DATA)
-    parser.add_argument("--model", default="elmo_small_en")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--cache-dir", default=None)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--model", default="elmo_small_en")
+    add_probe_arguments(parser)
     parser.add_argument(
         "--out-json",
         default=None,
