@@ -228,7 +228,7 @@ def parse_args(argv):
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--min-count", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=60)
     parser.add_argument("--max-pairs", type=int, default=None)
