@@ -158,6 +158,10 @@ def run_one(name, recipe, work, epochs):
         "--epochs",
         str(epochs),
         "--quiet",
+        # Not a tuning flag: resuming from any step gives the same model,
+        # and the 1M-token runs outlast a session here.
+        "--checkpoint-every",
+        "100",
     ]
     if recipe != "default":
         train += ["--recipe", recipe]
