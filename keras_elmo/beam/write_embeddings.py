@@ -64,11 +64,30 @@ def write_record(f, data):
     _TFRecordUtil.write_record(f, data)
 
 
+def _write_then_rename(final, tmp, write):
+    """Calls `write(f)` on a new file `tmp`, then renames it to `final`
+    (a reader never sees a partial `final`); `tmp` is deleted if that
+    fails. Returns what `write` returned."""
+    try:
+        with FileSystems.create(tmp) as f:
+            result = write(f)
+        FileSystems.rename([tmp], [final])
+    except BaseException:
+        _delete_quietly(tmp)
+        raise
+    return result
+
+
 def _delete_quietly(path):
     try:
         FileSystems.delete([path])
     except Exception:  # noqa: BLE001 - best effort; the error is raised
         pass
+
+
+def _tmp_name(final):
+    """A temporary name beside `final`, unique to this attempt."""
+    return f"{final}.tmp-{uuid.uuid4().hex}"
 
 
 def auto_num_shards(total_bytes):
@@ -92,17 +111,15 @@ class _WriteShard(beam.DoFn):
     def process(self, group, num_shards):
         index, records = group
         final = shard_path(self.output_dir, index, num_shards)
-        tmp = f"{final}.tmp-{uuid.uuid4().hex}"
-        count = 0
-        try:
-            with FileSystems.create(tmp) as f:
-                for data in records:
-                    write_record(f, data)
-                    count += 1
-            FileSystems.rename([tmp], [final])
-        except BaseException:
-            _delete_quietly(tmp)
-            raise
+
+        def write(f):
+            count = 0
+            for data in records:
+                write_record(f, data)
+                count += 1
+            return count
+
+        count = _write_then_rename(final, _tmp_name(final), write)
         yield FileSystems.split(final)[1], count
 
 
@@ -129,12 +146,14 @@ class _WriteManifest(beam.DoFn):
     def process(self, _, counts, files, written, num_shards):
         check_shard_counts(counts, written, num_shards)
         present = {name for name, _ in written}
-        for index in range(num_shards):  # shards no record hashed to
-            final = shard_path(self.output_dir, index, num_shards)
-            if FileSystems.split(final)[1] not in present:
-                tmp = f"{final}.tmp-{uuid.uuid4().hex}"
-                FileSystems.create(tmp).close()
-                FileSystems.rename([tmp], [final])
+        paths = [
+            shard_path(self.output_dir, i, num_shards)
+            for i in range(num_shards)
+        ]
+        names = [FileSystems.split(path)[1] for path in paths]
+        for path, name in zip(paths, names):
+            if name not in present:  # a shard no record hashed to
+                _write_then_rename(path, _tmp_name(path), lambda f: None)
         leftovers = FileSystems.join(
             self.output_dir, SHARD_PREFIX + "-*" + SHARD_SUFFIX + ".tmp-*"
         )
@@ -145,16 +164,10 @@ class _WriteManifest(beam.DoFn):
         manifest["counts"] = dict(zip(COUNTS, counts))
         manifest["counts"]["shards"] = num_shards
         manifest["files"] = dict(sorted(files.items()))
-        manifest["shards"] = [
-            FileSystems.split(shard_path(self.output_dir, i, num_shards))[1]
-            for i in range(num_shards)
-        ]
+        manifest["shards"] = names
         data = json.dumps(manifest, indent=2, sort_keys=True).encode()
         final = FileSystems.join(self.output_dir, MANIFEST)
-        tmp = final + ".tmp"
-        with FileSystems.create(tmp) as f:
-            f.write(data)
-        FileSystems.rename([tmp], [final])
+        _write_then_rename(final, final + ".tmp", lambda f: f.write(data))
         yield final
 
 
