@@ -11,6 +11,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra
         "pip install 'keras-elmo[beam]' (apache-beam is not installed)."
     ) from e
 
+from keras_elmo.beam.local_runner import SizeFlushedFnApiRunner  # noqa: E402
 from keras_elmo.beam.model_handler import BiLMModelHandler  # noqa: E402
 from keras_elmo.beam.output_dir import prepare_output_dir  # noqa: E402
 from keras_elmo.beam.pipeline import BatchByLength  # noqa: E402
@@ -22,6 +23,7 @@ from keras_elmo.beam.write_embeddings import WriteEmbeddings  # noqa: E402
 
 __all__ = [
     "BiLMModelHandler",
+    "SizeFlushedFnApiRunner",
     "ReadSentences",
     "BatchByLength",
     "EmbedBatches",

@@ -31,6 +31,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
+from keras_elmo.beam.local_runner import runner_for
 from keras_elmo.beam.write_embeddings import WriteEmbeddings
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import sentence_text
@@ -203,14 +204,15 @@ def embed_corpus(
 ):
     """Adds the whole embedding pipeline to `pipeline`; returns the
     PCollection holding the manifest's path once written."""
+    sentences = pipeline | "Read" >> ReadSentences(patterns)
+    lines_read = sentences | "LinesRead" >> beam.combiners.Count.Globally()
     records = (
-        pipeline
-        | "Read" >> ReadSentences(patterns)
+        sentences
         | "Batch" >> BatchByLength(batch_size, batch_tokens, shards_per_bucket)
         | "Embed" >> EmbedBatches(model_handler)
     )
     return records | "Write" >> WriteEmbeddings(
-        output_dir, header, model_handler.dtype, num_shards
+        output_dir, header, model_handler.dtype, num_shards, lines_read
     )
 
 
@@ -218,11 +220,16 @@ def run_embed_corpus(
     pipeline_args, patterns, output_dir, model_handler, header, **kwargs
 ):
     """Runs `embed_corpus` in a pipeline made from command-line style
-    options (`["--runner=FnApiRunner", ...]`); returns when it is done."""
+    options (`["--runner=FnApiRunner", ...]`); returns when it is done.
+
+    The local multi-threaded runner is `SizeFlushedFnApiRunner`
+    (`keras_elmo.beam.local_runner`: Beam's own drops elements there).
+    """
     from apache_beam.options.pipeline_options import PipelineOptions
 
     options = PipelineOptions(list(pipeline_args))
-    with beam.Pipeline(options=options) as pipeline:
+    runner = runner_for(options)  # None: Beam picks from the options
+    with beam.Pipeline(runner=runner, options=options) as pipeline:
         embed_corpus(
             pipeline, patterns, output_dir, model_handler, header, **kwargs
         )

@@ -11,8 +11,9 @@ Faults: every step is a plain Beam transform, so a failed bundle is
 retried by the runner and its partial output discarded. The manifest is
 written last, from combined counts (exactly once, unlike metrics), and
 only after checking that the shards hold exactly one record per embedded
-line: a record lost on the way to the shards fails the pipeline instead
-of leaving a silently short output.
+line and (from `embed_corpus`) that every line read was embedded: a
+record lost anywhere on the way fails the pipeline instead of leaving a
+silently short output.
 """
 
 import json
@@ -123,12 +124,18 @@ class _WriteShard(beam.DoFn):
         yield FileSystems.split(final)[1], count
 
 
-def check_shard_counts(counts, written, num_shards):
+def check_shard_counts(counts, written, num_shards, lines_read=None):
     """Raises RuntimeError unless the shards written hold one record per
-    embedded line (`counts[0]`) and no shard index is out of range."""
+    embedded line (`counts[0]`), no shard index is out of range and, when
+    `lines_read` is given, every line read was embedded."""
     names = [name for name, _ in written]
     if len(set(names)) != len(names):
         raise RuntimeError(f"A shard was reported twice: {sorted(names)}")
+    if lines_read is not None and lines_read != counts[0]:
+        raise RuntimeError(
+            f"{lines_read} lines were read but {counts[0]} were embedded; "
+            "the output is incomplete and no manifest was written."
+        )
     in_shards = sum(count for _, count in written)
     if in_shards != counts[0] or len(written) > num_shards:
         raise RuntimeError(
@@ -143,8 +150,8 @@ class _WriteManifest(beam.DoFn):
         self.output_dir = output_dir
         self.header = header
 
-    def process(self, _, counts, files, written, num_shards):
-        check_shard_counts(counts, written, num_shards)
+    def process(self, _, counts, files, written, num_shards, lines_read):
+        check_shard_counts(counts, written, num_shards, lines_read)
         present = {name for name, _ in written}
         paths = [
             shard_path(self.output_dir, i, num_shards)
@@ -181,10 +188,21 @@ class WriteEmbeddings(beam.PTransform):
         dtype: str. `"float32"` or `"float16"`.
         num_shards: int. Shards to write; 0 chooses one per `SHARD_BYTES`
             of encoded records.
+        lines_read: optional PCollection holding one int, the lines read
+            upstream; the manifest is then written only if every one of
+            them reached the shards.
     """
 
-    def __init__(self, output_dir, header, dtype="float32", num_shards=0):
+    def __init__(
+        self,
+        output_dir,
+        header,
+        dtype="float32",
+        num_shards=0,
+        lines_read=None,
+    ):
         super().__init__()
+        self.lines_read = lines_read
         self.output_dir = output_dir
         self.header = dict(header, format=FORMAT, dtype=dtype)
         self.dtype = dtype
@@ -228,6 +246,9 @@ class WriteEmbeddings(beam.PTransform):
             | "File" >> beam.Map(lambda r: (r[0][0], 1))
             | "Lines" >> beam.CombinePerKey(sum)
         )
+        lines_read = self.lines_read
+        if lines_read is None:
+            lines_read = pipeline | "NotCounted" >> beam.Create([None])
         return (
             pipeline
             | "Once" >> beam.Create([None])
@@ -238,5 +259,6 @@ class WriteEmbeddings(beam.PTransform):
                 beam.pvalue.AsDict(files),
                 beam.pvalue.AsList(written),
                 num_shards,
+                beam.pvalue.AsSingleton(lines_read),
             )
         )

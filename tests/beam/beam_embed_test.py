@@ -347,6 +347,9 @@ def test_a_record_missing_from_the_shards_fails_the_manifest():
         check_shard_counts(counts, [("a", 100), ("a", 206)], 3)
     with pytest.raises(RuntimeError, match="into 1 shards"):
         check_shard_counts(counts, [("a", 100), ("b", 206)], 1)
+    check_shard_counts(counts, [("a", 100), ("b", 206)], 3, lines_read=306)
+    with pytest.raises(RuntimeError, match="307 lines were read but 306"):
+        check_shard_counts(counts, [("a", 100), ("b", 206)], 3, lines_read=307)
     assert auto_num_shards(0) == 1
     assert auto_num_shards(128 << 20) == 1
     assert auto_num_shards((128 << 20) + 1) == 2
