@@ -22,6 +22,9 @@ LABELS = {
     "average": "mean of layers 0-2",
     "most_frequent_sense": "most frequent sense in train (MFS)",
     "wordnet_first_sense": "WordNet's first sense among train senses",
+    "cove_0": "CoVe's input (GloVe, no context)",
+    "cove_1": "CoVe first biLSTM layer",
+    "cove_2": "CoVe second biLSTM layer (CoVe)",
 }
 
 
@@ -32,6 +35,9 @@ SHORT = {
     "average": "mean 0-2",
     "most_frequent_sense": "MFS",
     "wordnet_first_sense": "WordNet 1st",
+    "cove_0": "CoVe 0",
+    "cove_1": "CoVe 1",
+    "cove_2": "CoVe 2",
 }
 
 
@@ -44,7 +50,8 @@ def render_markdown(results):
         "Table 5's method)",
         "",
         "```sh",
-        f"python examples/word_sense_wordnet.py   # {results['seconds']:.0f} s",
+        f"python examples/word_sense_wordnet.py{_arguments(results)}"
+        f"   # {results['seconds']:.0f} s",
         "```",
         "",
         f"Results file `examples/results/word_sense_wordnet.json`: commit "
@@ -53,7 +60,8 @@ def render_markdown(results):
         f"{prov['date_utc']} UTC. Model `{results['model']['name']}` "
         f"(weights digest `{results['model']['weights_digest']}`). Data: "
         f"Debian `{data['package']}` (sha256 `{data['sha256'][:12]}...`), "
-        f"{data['sentences_embedded']:,} distinct sentences embedded.",
+        f"{data['sentences_embedded']:,} distinct sentences embedded."
+        + _cove_line(results),
         "",
         "Each sense's training examples are averaged into one vector per "
         "layer; a test occurrence gets the sense with the most similar "
@@ -136,6 +144,21 @@ def _seed_table(results):
         gap = 100 * (f1["layer_2"] - f1["layer_1"])
         lines.append(f"| {seed} | {cells} | {gap:+.1f} |")
     return lines
+
+
+def _cove_line(results):
+    cove = results.get("cove")
+    if not cove:
+        return ""
+    return (
+        f" CoVe: `{cove['encoder']}` (sha256 `{cove['sha256'][:12]}...`; "
+        "`cove_0` its GloVe input, `cove_1`, `cove_2` its biLSTM layers)."
+    )
+
+
+def _arguments(results):
+    """The run's command-line arguments, as recorded by the run."""
+    return "".join(" " + word for word in results.get("arguments", []))
 
 
 def _span(d):

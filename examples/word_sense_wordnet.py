@@ -23,7 +23,10 @@ Two evaluation sets come from one split rule (`wordnet_senses.py`):
   most-frequent-sense baseline. `main` is the primary evaluation.
 
 Layers: 0 = `[x; x]` (context-free token layer), 1 and 2 = biLSTM
-outputs, and `average` = the mean of the three.
+outputs, and `average` = the mean of the three. With `--cove-encoder`
+(`examples/models/cove_encoder.keras`, GloVe fetched), CoVe's GloVe
+input and two biLSTM layers are classified the same way
+(`word_sense_cove.py`), as in the paper's Table 5.
 """
 
 import argparse
@@ -42,6 +45,7 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import fetch_wordnet  # noqa: E402
 import nearest_sense  # noqa: E402
+import word_sense_cove  # noqa: E402
 import word_sense_report  # noqa: E402
 import wordnet_senses  # noqa: E402
 
@@ -50,8 +54,8 @@ DEFAULT_MD = os.path.join(HERE, "RESULTS.md")
 SETTINGS = {"main": 2, "all_senses": 1}  # name -> min examples per sense
 PAPER = (
     "Peters et al. 2018, Table 5 (SemCor 3.0 training, Raganato et al. "
-    "2017 all-words test): WordNet 1st sense 65.9, biLM first layer "
-    "67.4, second layer 69.0 F1"
+    "2017 all-words test): WordNet 1st sense 65.9, CoVe first layer 59.4, "
+    "second layer 64.7, biLM first layer 67.4, second layer 69.0 F1"
 )
 
 logger = logging.getLogger("word_sense_wordnet")
@@ -83,8 +87,11 @@ def layer_views(stack):
     return views
 
 
-def evaluate_setting(train, test, ranks, vectors, resamples, seed):
-    """All classifiers and statistics for one train/test split."""
+def evaluate_setting(
+    train, test, ranks, vectors, resamples, seed, cove_vectors=None
+):
+    """All classifiers and statistics for one train/test split
+    (`cove_vectors`: optional, `word_sense_cove.cove_targets`)."""
     keys = sorted({(e.lemma, e.pos) for e in train + test})
     lemma_id = {key: i for i, key in enumerate(keys)}
     senses = sorted(
@@ -93,17 +100,24 @@ def evaluate_setting(train, test, ranks, vectors, resamples, seed):
     )
     sense_id = {s: i for i, s in enumerate(senses)}
 
-    def encode(items):
+    def encode(items, table=vectors):
         lemma = np.array([lemma_id[(e.lemma, e.pos)] for e in items])
         sense = np.array([sense_id[(e.lemma, e.pos, e.sense)] for e in items])
-        stack = np.stack([vectors[(e.tokens, e.position)] for e in items])
+        stack = np.stack([table[(e.tokens, e.position)] for e in items])
         return lemma, sense, stack
 
     tr_lemma, tr_sense, tr_stack = encode(train)
     te_lemma, te_sense, te_stack = encode(test)
+    train_views, test_views = layer_views(tr_stack), layer_views(te_stack)
+    if cove_vectors is not None:
+        train_views.update(
+            word_sense_cove.cove_views(encode(train, cove_vectors)[2])
+        )
+        test_views.update(
+            word_sense_cove.cove_views(encode(test, cove_vectors)[2])
+        )
     predictions = {}
-    test_views = layer_views(te_stack)
-    for name, train_x in layer_views(tr_stack).items():
+    for name, train_x in train_views.items():
         predictions[name] = nearest_sense.nearest_mean(
             train_x, tr_lemma, tr_sense, test_views[name], te_lemma
         )
@@ -135,6 +149,8 @@ def evaluate_setting(train, test, ranks, vectors, resamples, seed):
         ("layer_2", "most_frequent_sense"),
         ("average", "most_frequent_sense"),
     ]
+    if cove_vectors is not None:
+        pairs += [("layer_1", "cove_1"), ("layer_2", "cove_2")]
     return {
         "counts": {
             "lemmas": len(keys),
@@ -199,16 +215,25 @@ def build_sets(examples, seed, test_fraction, max_lemmas=None):
     return sets
 
 
-def other_splits(examples, ranks, vectors, seeds, args):
+def other_splits(examples, ranks, vectors, seeds, args, cove_vectors=None):
     """F1 of every method on the `main` set under other split seeds (the
     same examples, split differently; no bootstrap)."""
     out = {}
     for seed in seeds:
         sets = build_sets(examples, seed, args.test_fraction, args.max_lemmas)
         train, test, _ = sets["main"]
-        methods = evaluate_setting(train, test, ranks, vectors, 1, seed)
+        methods = evaluate_setting(
+            train, test, ranks, vectors, 1, seed, cove_vectors
+        )
         out[str(seed)] = {k: v["f1"] for k, v in methods["methods"].items()}
     return out
+
+
+def file_sha256(path):
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def main(argv=None):
@@ -227,6 +252,14 @@ def main(argv=None):
     )
     parser.add_argument(
         "--max-lemmas", type=int, default=None, help="smoke tests only"
+    )
+    parser.add_argument(
+        "--cove-encoder",
+        default=None,
+        help="also classify with CoVe's layers (cove_encoder.keras)",
+    )
+    parser.add_argument(
+        "--glove-dir", default=None, help="GloVe for --cove-encoder"
     )
     parser.add_argument("--out-json", default=DEFAULT_JSON)
     parser.add_argument(
@@ -255,13 +288,27 @@ def main(argv=None):
     vectors, n_sentences = embed_targets(bilm, everything)
     embed_seconds = time.time() - t0
     logger.info("embedded %d sentences in %.0f s", n_sentences, embed_seconds)
+    cove_vectors = None
+    if args.cove_encoder:
+        cove_vectors = word_sense_cove.cove_targets(
+            args.cove_encoder,
+            args.glove_dir or word_sense_cove.default_glove_dir(),
+            everything,
+        )
+        logger.info("CoVe: %d target vectors", len(cove_vectors))
 
     settings = {}
     for name, (train, test, description) in sets.items():
         settings[name] = {"description": description}
         settings[name].update(
             evaluate_setting(
-                train, test, ranks, vectors, args.resamples, args.seed
+                train,
+                test,
+                ranks,
+                vectors,
+                args.resamples,
+                args.seed,
+                cove_vectors,
             )
         )
         methods = settings[name]["methods"]
@@ -290,6 +337,7 @@ def main(argv=None):
             "name": args.model,
             "weights_digest": bilm_cache.weights_digest(bilm),
         },
+        "arguments": list(sys.argv[1:] if argv is None else argv),
         "seed": args.seed,
         "test_fraction": args.test_fraction,
         "resamples": args.resamples,
@@ -299,9 +347,14 @@ def main(argv=None):
         "paper": PAPER,
         "settings": settings,
         "main_other_split_seeds": other_splits(
-            examples, ranks, vectors, split_seeds, args
+            examples, ranks, vectors, split_seeds, args, cove_vectors
         ),
     }
+    if args.cove_encoder:
+        results["cove"] = {
+            "encoder": os.path.relpath(args.cove_encoder, REPO),
+            "sha256": file_sha256(args.cove_encoder),
+        }
     write_json(args.out_json, results)
     if args.results_md:
         word_sense_report.write_section(

@@ -496,3 +496,76 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
     # Rerunning replaces the generated section instead of adding one.
     word_sense_wordnet.main(argv)
     assert results_md.read_text().count("## Word sense disambiguation") == 1
+
+
+@pytest.mark.large
+def test_word_sense_wordnet_with_cove_layers(mini_deb, tmp_path):
+    """`--cove-encoder`: CoVe's three layers are classified like the biLM's,
+    from vectors equal to the encoder's for each sentence alone."""
+    word_sense_wordnet = load_example("word_sense_wordnet")
+    word_sense_cove = load_example("word_sense_cove")
+    cove_model = load_example("cove_model")
+    cove_layer_probe = load_example("cove_layer_probe")
+
+    glove = tmp_path / "glove"
+    glove.mkdir()
+    words = ["bank", "river", "money", "green", "run", "the", "a", "mouse"]
+    (glove / "words.txt").write_text("\n".join(words) + "\n")
+    rng = np.random.default_rng(0)
+    np.save(glove / "vectors.npy", rng.normal(size=(8, 50)).astype("f4"))
+    encoder_path = str(tmp_path / "cove_encoder.keras")
+    cove_model.build_encoder(50, 32).save(encoder_path)
+
+    path, sha256 = mini_deb
+    argv = [
+        "--data-dir",
+        str(tmp_path / "cache"),
+        "--url",
+        path.as_uri(),
+        "--sha256",
+        sha256,
+        "--model",
+        "tiny",
+        "--resamples",
+        "50",
+        "--split-seeds",
+        "1",
+        "--out-json",
+        str(tmp_path / "wsd.json"),
+        "--results-md",
+        str(tmp_path / "RESULTS.md"),
+        "--cove-encoder",
+        encoder_path,
+        "--glove-dir",
+        str(glove),
+    ]
+    results = word_sense_wordnet.main(argv)
+    main = results["settings"]["main"]
+    assert {"cove_0", "cove_1", "cove_2"} <= set(main["methods"])
+    assert "layer_2_minus_cove_2" in main["paired_differences"]
+    assert set(results["main_other_split_seeds"]["1"]) == set(main["methods"])
+    assert (
+        results["cove"]["sha256"]
+        == hashlib.sha256(open(encoder_path, "rb").read()).hexdigest()
+    )
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "| CoVe second biLSTM layer (CoVe) |" in text
+    assert "--cove-encoder" in text  # the command line, from provenance
+
+    # The vectors: each target's row of `cove_layers` on its sentence
+    # alone, whatever the chunking (within float16 storage rounding).
+    examples, _ = ws.load_examples(MINI)
+    vectors = word_sense_cove.cove_targets(encoder_path, str(glove), examples)
+    again = word_sense_cove.cove_targets(
+        encoder_path, str(glove), examples, chunk=1
+    )
+    assert vectors.keys() == again.keys()
+    import keras
+
+    encoder = keras.saving.load_model(encoder_path, safe_mode=True)
+    table = (words, np.load(glove / "vectors.npy"))
+    for (tokens, position), value in vectors.items():
+        alone = cove_layer_probe.cove_layers(encoder, table, [list(tokens)])
+        np.testing.assert_allclose(value, alone[position], atol=2e-3)
+        np.testing.assert_allclose(again[(tokens, position)], value, atol=2e-3)
+    assert value.shape == (3, 64)
