@@ -38,7 +38,14 @@ import time
 from provenance import provenance
 from provenance import write_json
 
-DATA = "/work/shared/data/en_pd_lm"
+DATA = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "..",
+    "..",
+    "shared",
+    "data",
+    "en_pd_lm",
+)  # ../shared/data beside the checkout
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 MODES = {

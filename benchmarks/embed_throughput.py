@@ -4,7 +4,8 @@
         [--preset elmo_small_en] [--batch-size 64]
         [--modes sorted,unsorted,sorted+vocab] [--threads 2]
 
-Input: the en_pd_lm corpus (`/work/shared/data/en_pd_lm`): valid and test
+Input: the en_pd_lm corpus (`../shared/data/en_pd_lm` beside the
+checkout): valid and test
 first, then training lines until `--lines` lines. Runs the command's own
 `embed_file` (the code behind `keras-elmo embed --top`) in this process
 with the shipped preset, after a warm-up file, in each mode:
@@ -28,7 +29,14 @@ import time
 import types
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-DATA = "/work/shared/data/en_pd_lm"
+DATA = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "..",
+    "..",
+    "shared",
+    "data",
+    "en_pd_lm",
+)  # ../shared/data beside the checkout
 
 
 def read_lines(count):
