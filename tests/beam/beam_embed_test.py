@@ -24,6 +24,7 @@ from keras_elmo.beam import BiLMModelHandler
 from keras_elmo.beam import EmbedBatches
 from keras_elmo.beam import ReadSentences
 from keras_elmo.beam import WriteEmbeddings
+from keras_elmo.beam.local_runner import runner_for
 from keras_elmo.beam.model_handler import describe_output
 from keras_elmo.cli.main import main
 from keras_elmo.export.embedding_records import iter_records
@@ -266,6 +267,36 @@ def test_retried_bundles_give_every_line_exactly_once(corpus, tmp_path):
     assert any(n.startswith("dofn-") for n in names), names  # failures ran
     assert any(n.startswith("model-") for n in names), names
     check_output(corpus, output, mode="average")
+
+
+def test_two_workers_fail_loudly_then_a_forced_rerun_is_exactly_once(
+    corpus, tmp_path
+):
+    """The 2-worker FnApiRunner does not retry a failed bundle (Beam's
+    BundleBasedDirectRunner does, with one worker: the test above): an
+    injected failure fails the run, leaving no manifest, and the command's
+    rerun with --force then gives every line exactly once."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    output = str(tmp_path / "out")
+    os.makedirs(output)
+    header = describe_output(corpus["spec"])
+    handler = FailingHandler(corpus["spec"], str(markers), failures=1)
+    options = PipelineOptions(["--runner=FnApiRunner"] + TWO_WORKERS[2:])
+    with pytest.raises(Exception, match="injected inference failure"):
+        with beam.Pipeline(runner=runner_for(options), options=options) as p:
+            _ = (
+                p
+                | ReadSentences([corpus["pattern"]])
+                | BatchByLength(batch_size=8, batch_tokens=400)
+                | EmbedBatches(handler)
+                | WriteEmbeddings(output, header)
+            )
+    assert os.listdir(markers), "the failure did not run"
+    assert "manifest.json" not in os.listdir(output)
+    argv = ["embed", corpus["pattern"], output] + corpus["model"]
+    assert main(argv + TWO_WORKERS + ["--force"]) == 0
+    check_output(corpus, output)
 
 
 def test_without_apache_beam_the_command_names_the_extra(
