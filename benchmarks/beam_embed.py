@@ -37,15 +37,9 @@ import time
 
 from provenance import provenance
 from provenance import write_json
+from real_text import EN_PD_LM
 
-DATA = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)),
-    "..",
-    "..",
-    "shared",
-    "data",
-    "en_pd_lm",
-)  # ../shared/data beside the checkout
+DATA = EN_PD_LM
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 MODES = {

@@ -28,15 +28,10 @@ import tempfile
 import time
 import types
 
+from real_text import EN_PD_LM
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-DATA = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)),
-    "..",
-    "..",
-    "shared",
-    "data",
-    "en_pd_lm",
-)  # ../shared/data beside the checkout
+DATA = EN_PD_LM
 
 
 def read_lines(count):

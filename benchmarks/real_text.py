@@ -18,6 +18,15 @@ import os
 import random
 
 WORKLOADS = ("file", "sorted", "uniform")
+# The en_pd_lm corpus in ../shared/data beside the checkout.
+EN_PD_LM = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "..",
+    "..",
+    "shared",
+    "data",
+    "en_pd_lm",
+)
 # Where shared/ref/setup_ref.sh puts the `original` AllenNLP weights.
 WEIGHTS_DIR = "/tmp/elmo_ref/w"
 

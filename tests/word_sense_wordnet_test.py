@@ -431,14 +431,11 @@ def test_fetch_errors_are_clear(mini_deb, tmp_path):
 # --- the whole command, on the fixture and a random `tiny` biLM -----------
 
 
-@pytest.mark.large
-def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
-    word_sense_wordnet = load_example("word_sense_wordnet")
-
+def command_line(mini_deb, tmp_path, split_seeds):
+    """`word_sense_wordnet.py` arguments for the fixture and `tiny` biLM,
+    writing `wsd.json` and `RESULTS.md` under `tmp_path`."""
     path, sha256 = mini_deb
-    results_md = tmp_path / "RESULTS.md"
-    results_md.write_text("# Results\n\nOther section.\n")
-    argv = [
+    return [
         "--data-dir",
         str(tmp_path / "cache"),
         "--url",
@@ -450,12 +447,22 @@ def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
         "--resamples",
         "50",
         "--split-seeds",
-        "1,2",
+        split_seeds,
         "--out-json",
         str(tmp_path / "wsd.json"),
         "--results-md",
-        str(results_md),
+        str(tmp_path / "RESULTS.md"),
     ]
+
+
+@pytest.mark.large
+def test_word_sense_wordnet_end_to_end(mini_deb, tmp_path):
+    word_sense_wordnet = load_example("word_sense_wordnet")
+
+    path, sha256 = mini_deb
+    results_md = tmp_path / "RESULTS.md"
+    results_md.write_text("# Results\n\nOther section.\n")
+    argv = command_line(mini_deb, tmp_path, "1,2")
     results = word_sense_wordnet.main(argv)
     assert json.loads((tmp_path / "wsd.json").read_text()) == json.loads(
         json.dumps(results)
@@ -516,24 +523,7 @@ def test_word_sense_wordnet_with_cove_layers(mini_deb, tmp_path):
     encoder_path = str(tmp_path / "cove_encoder.keras")
     cove_model.build_encoder(50, 32).save(encoder_path)
 
-    path, sha256 = mini_deb
-    argv = [
-        "--data-dir",
-        str(tmp_path / "cache"),
-        "--url",
-        path.as_uri(),
-        "--sha256",
-        sha256,
-        "--model",
-        "tiny",
-        "--resamples",
-        "50",
-        "--split-seeds",
-        "1",
-        "--out-json",
-        str(tmp_path / "wsd.json"),
-        "--results-md",
-        str(tmp_path / "RESULTS.md"),
+    argv = command_line(mini_deb, tmp_path, "1") + [
         "--cove-encoder",
         encoder_path,
         "--glove-dir",
