@@ -115,6 +115,7 @@ TABLE_FILES = {
 }
 VARIANT_NAMES = {
     "baseline": "GloVe + char-CNN",
+    "cove": "+ CoVe",
     "elmo": "+ ELMo",
     "elmo_last_only": "last layer only",
     "elmo_l2_1": "all layers, lambda = 1",
@@ -127,6 +128,9 @@ COMPARISONS = (
     ("table1", "pos", "elmo", "baseline"),
     ("table1", "sentiment", "elmo", "baseline"),
     ("table1_snli", "snli", "elmo", "baseline"),
+    ("table1", "pos", "cove", "baseline"),
+    ("table1", "sentiment", "cove", "baseline"),
+    ("table1_snli", "snli", "cove", "baseline"),
     ("table2", "pos", "elmo_l2_0.001", "elmo_last_only"),
     ("table2", "sentiment", "elmo_l2_0.001", "elmo_last_only"),
     ("table2", "pos", "elmo_l2_0.001", "elmo_l2_1"),
