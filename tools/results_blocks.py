@@ -136,6 +136,7 @@ COMPARISONS = (
     ("table2", "pos", "elmo_l2_0.001", "elmo_l2_1"),
     ("table2", "sentiment", "elmo_l2_0.001", "elmo_l2_1"),
     ("table3", "sentiment", "elmo_input_output", "elmo"),
+    ("table3", "snli", "elmo_input_output", "elmo"),
 )
 
 
