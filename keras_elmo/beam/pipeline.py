@@ -222,8 +222,9 @@ def run_embed_corpus(
     """Runs `embed_corpus` in a pipeline made from command-line style
     options (`["--runner=FnApiRunner", ...]`); returns when it is done.
 
-    The local multi-threaded runner is `SizeFlushedFnApiRunner`
-    (`keras_elmo.beam.local_runner`: Beam's own drops elements there).
+    Local runs with several workers (threads or processes) run on
+    `SizeFlushedFnApiRunner` (`keras_elmo.beam.local_runner`: Beam's own
+    `FnApiRunner` can drop elements there).
     """
     from apache_beam.options.pipeline_options import PipelineOptions
 
