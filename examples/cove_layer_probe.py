@@ -14,6 +14,7 @@ regression, Adam, early stopping on dev accuracy).
 
 import argparse
 import os
+import time
 
 import keras
 import numpy as np
@@ -61,6 +62,7 @@ def cove_layers(encoder, glove, sentences):
 
 
 def main(argv=None):
+    start = time.time()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -105,6 +107,7 @@ def main(argv=None):
             )
             results[kind][name] = {"dev": dev, "test": test}
             print(f"{kind} {name:<18} dev {dev:.4f} test {test:.4f}")
+    results["seconds"] = round(time.time() - start, 1)
     results["provenance"] = provenance()
     if args.out:
         write_json(args.out, results)

@@ -14,6 +14,7 @@ python examples/layer_probe.py --model tiny --max-sentences 50 --epochs 1
 """
 
 import argparse
+import time
 
 import bilm_cache
 import keras
@@ -88,6 +89,7 @@ def add_probe_arguments(parser):
 
 
 def main(argv=None):
+    start = time.time()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -140,6 +142,7 @@ def main(argv=None):
         "layers": results,
         "best_layer_on_dev": best,
     }
+    summary["seconds"] = round(time.time() - start, 1)
     if args.out_json:
         summary["provenance"] = provenance()
         write_json(args.out_json, summary)
