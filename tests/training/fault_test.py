@@ -51,16 +51,26 @@ def test_sigkill_mid_epoch_resumes_and_matches_uninterrupted(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    marker = os.path.join(out, "checkpoints", "ckpt-12.index")
+    # TensorFlow moves a checkpoint's files into place and rewrites the
+    # `checkpoint` state file last, so wait for that file to name step 12
+    # or later (the `.index` file alone can appear first).
+    checkpoints = os.path.join(out, "checkpoints")
+
+    def latest_step():
+        if not os.path.exists(os.path.join(checkpoints, "checkpoint")):
+            return -1
+        latest = tf.train.latest_checkpoint(checkpoints)
+        return -1 if latest is None else int(latest.rsplit("-", 1)[1])
+
     deadline = time.time() + 300
-    while not os.path.exists(marker) and time.time() < deadline:
+    while latest_step() < 12 and time.time() < deadline:
         assert process.poll() is None, "training ended before the kill"
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
     assert not os.path.exists(os.path.join(out, "weights.hdf5"))
-    latest = tf.train.latest_checkpoint(os.path.join(out, "checkpoints"))
+    latest = tf.train.latest_checkpoint(checkpoints)
     step = int(latest.rsplit("-", 1)[1])
     assert 12 <= step < 24, "killed mid-epoch 1"
 
