@@ -9,7 +9,10 @@ for words GloVe lacks; zero-padded to the encoder's width, which leaves
 a linear probe unchanged), `1`, `2` = the two biLSTM layers (`2` is what
 McCann et al. call CoVe). With `--model` the biLM's layers are probed in
 the same run, with the same probe (`layer_probe.probe_layer`: softmax
-regression, Adam, early stopping on dev accuracy).
+regression, Adam, early stopping on dev accuracy). Each layer is probed
+with `--seeds` seeds (3; initialisation and batch order), and the file
+holds the mean dev and test accuracy per layer, their standard
+deviations and every run.
 """
 
 import argparse
@@ -61,6 +64,18 @@ def cove_layers(encoder, glove, sentences):
     return np.concatenate(per_sentence, axis=0)
 
 
+def summarize(runs):
+    """`{dev, test}` means, their sample standard deviations (0 for one
+    run) and the runs, from `[{seed, dev, test}]`."""
+    out = {}
+    for key in ("dev", "test"):
+        values = np.array([run[key] for run in runs], np.float64)
+        out[key] = float(values.mean())
+        out[f"{key}_std"] = float(values.std(ddof=1)) if len(runs) > 1 else 0.0
+    out["runs"] = runs
+    return out
+
+
 def main(argv=None):
     start = time.time()
     parser = argparse.ArgumentParser(
@@ -71,6 +86,12 @@ def main(argv=None):
         "--glove-dir", default=os.path.join(DEFAULT_OUT, "glove")
     )
     parser.add_argument("--model", default=None, help="also probe this biLM")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        help="probe each layer with seeds --seed, --seed + 1, ...",
+    )
     add_probe_arguments(parser)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
@@ -100,13 +121,26 @@ def main(argv=None):
         probes["bilm"] = {s: token_arrays(s, bilm, args)[:2] for s in FILES}
         names["bilm"] = ["token layer", "biLSTM 1", "biLSTM 2"]
         results["model"] = args.model
+    seeds = [args.seed + k for k in range(args.seeds)]
+    results["seeds"] = seeds
     for kind, data in probes.items():
         for layer, name in enumerate(names[kind]):
-            dev, test = probe_layer(
-                data["train"], data["dev"], data["test"], layer, len(tags), args
+            runs = []
+            for seed in seeds:
+                dev, test = probe_layer(
+                    data["train"],
+                    data["dev"],
+                    data["test"],
+                    layer,
+                    len(tags),
+                    argparse.Namespace(**dict(vars(args), seed=seed)),
+                )
+                runs.append({"seed": seed, "dev": dev, "test": test})
+            results[kind][name] = summarize(runs)
+            print(
+                f"{kind} {name:<18} dev {results[kind][name]['dev']:.4f} "
+                f"test {results[kind][name]['test']:.4f}"
             )
-            results[kind][name] = {"dev": dev, "test": test}
-            print(f"{kind} {name:<18} dev {dev:.4f} test {test:.4f}")
     results["seconds"] = round(time.time() - start, 1)
     results["provenance"] = provenance()
     if args.out:

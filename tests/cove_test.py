@@ -116,15 +116,21 @@ def test_cove_layer_probe_smoke(tmp_path, capsys):
             "--encoder", str(path), "--data-dir", str(root / "ud"),
             "--glove-dir", str(root / "glove"), "--model", "tiny",
             "--epochs", "1", "--cache-dir", str(tmp_path / "cache"),
-            "--out", str(out),
+            "--out", str(out), "--seeds", "2",
         ]
     )  # fmt: skip
     stored = json.loads(out.read_text())
     assert list(stored["cove"]) == ["GloVe", "biLSTM 1", "biLSTM 2 (CoVe)"]
     assert list(stored["bilm"]) == ["token layer", "biLSTM 1", "biLSTM 2"]
+    assert stored["seeds"] == [0, 1]
     for kind in ("cove", "bilm"):
         for scores in stored[kind].values():
             assert 0.0 <= scores["test"] <= 1.0
+            runs = scores["runs"]
+            assert [run["seed"] for run in runs] == [0, 1]
+            tests = [run["test"] for run in runs]
+            assert scores["test"] == pytest.approx(np.mean(tests))
+            assert scores["test_std"] == pytest.approx(np.std(tests, ddof=1))
     assert results["provenance"]["commit"] is not None
 
 
