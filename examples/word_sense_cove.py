@@ -13,7 +13,6 @@ cosine), `cove_1` = the first biLSTM layer and `cove_2` = the second,
 what McCann et al. call CoVe (`cove_layer_probe.cove_layers`).
 """
 
-import collections
 import os
 
 import numpy as np
@@ -44,10 +43,9 @@ def cove_targets(encoder_path, glove_dir, examples, chunk=512):
     import keras
     import paper_data
     from cove_layer_probe import cove_layers
+    from wordnet_senses import positions_by_sentence
 
-    wanted = collections.defaultdict(set)
-    for example in examples:
-        wanted[example.tokens].add(example.position)
+    wanted = positions_by_sentence(examples)
     sentences = sorted(wanted, key=lambda s: (len(s), s))
     keep = {token.lower() for sentence in sentences for token in sentence}
     glove = paper_data.read_glove(glove_dir, keep=keep)

@@ -43,6 +43,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
+import fetch_paper_data  # noqa: E402
 import fetch_wordnet  # noqa: E402
 import nearest_sense  # noqa: E402
 import word_sense_cove  # noqa: E402
@@ -66,9 +67,7 @@ def embed_targets(bilm, examples, max_batch_tokens=2048):
     distinct sentence runs once."""
     import bilm_cache
 
-    wanted = collections.defaultdict(set)
-    for example in examples:
-        wanted[example.tokens].add(example.position)
+    wanted = wordnet_senses.positions_by_sentence(examples)
     sentences = sorted(wanted)
     vectors = {}
     for i, layers in bilm_cache.iter_layers(
@@ -100,22 +99,23 @@ def evaluate_setting(
     )
     sense_id = {s: i for i, s in enumerate(senses)}
 
-    def encode(items, table=vectors):
+    def encode(items):
         lemma = np.array([lemma_id[(e.lemma, e.pos)] for e in items])
         sense = np.array([sense_id[(e.lemma, e.pos, e.sense)] for e in items])
-        stack = np.stack([table[(e.tokens, e.position)] for e in items])
-        return lemma, sense, stack
+        return lemma, sense
 
-    tr_lemma, tr_sense, tr_stack = encode(train)
-    te_lemma, te_sense, te_stack = encode(test)
-    train_views, test_views = layer_views(tr_stack), layer_views(te_stack)
+    def stack(items, table):
+        return np.stack([table[(e.tokens, e.position)] for e in items])
+
+    tr_lemma, tr_sense = encode(train)
+    te_lemma, te_sense = encode(test)
+    train_views = layer_views(stack(train, vectors))
+    test_views = layer_views(stack(test, vectors))
     if cove_vectors is not None:
         train_views.update(
-            word_sense_cove.cove_views(encode(train, cove_vectors)[2])
+            word_sense_cove.cove_views(stack(train, cove_vectors))
         )
-        test_views.update(
-            word_sense_cove.cove_views(encode(test, cove_vectors)[2])
-        )
+        test_views.update(word_sense_cove.cove_views(stack(test, cove_vectors)))
     predictions = {}
     for name, train_x in train_views.items():
         predictions[name] = nearest_sense.nearest_mean(
@@ -227,13 +227,6 @@ def other_splits(examples, ranks, vectors, seeds, args, cove_vectors=None):
         )
         out[str(seed)] = {k: v["f1"] for k, v in methods["methods"].items()}
     return out
-
-
-def file_sha256(path):
-    import hashlib
-
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def main(argv=None):
@@ -353,7 +346,7 @@ def main(argv=None):
     if args.cove_encoder:
         results["cove"] = {
             "encoder": os.path.relpath(args.cove_encoder, REPO),
-            "sha256": file_sha256(args.cove_encoder),
+            "sha256": fetch_paper_data.sha256_of(args.cove_encoder),
         }
     write_json(args.out_json, results)
     if args.results_md:

@@ -222,6 +222,15 @@ def synset_examples(synsets, exceptions):
     ]
 
 
+def positions_by_sentence(examples):
+    """`{tokens: {position, ...}}`: the target positions of each distinct
+    example sentence, so that each sentence is embedded once."""
+    wanted = collections.defaultdict(set)
+    for example in examples:
+        wanted[example.tokens].add(example.position)
+    return wanted
+
+
 def load_examples(dict_dir, parts_of_speech="nvar"):
     """`(examples, ranks)`: the `Example`s of all four parts of speech and
     `{(lemma, pos, offset): WordNet sense number}`."""
