@@ -4,11 +4,13 @@
         [--batch 64x20] [--vocabulary 50000] [--num-sampled 8192]
         [--runs 5] [--threads 2]
     python benchmarks/training_throughput.py --text FILE [--lines 128]
-        [--workloads file,sorted] [--loops packed,padded] [--json OUT]
+        [--workloads file,sorted] [--loops packed,padded,before]
+        [--json OUT]
 
 One full training step as `keras_elmo.training.Trainer` runs it (training
-call with dropout 0.1, sampled-softmax loss of both directions, gradients,
-global-norm clip, Adagrad update), compiled, on random words; median of
+call with dropout 0.1, sampled-softmax loss of both directions
+(`sampled_softmax.sampled_softmax_losses`), gradients, global-norm clip
+(`clipped_gradients`), Adagrad update), compiled, on random words; median of
 `--runs` after a warm-up. Training FLOPs per token are counted as 3x the
 forward FLOPs executed (`inference.executed_flops_per_token`: the token
 part once per distinct word, over the char-CNN windows computed; plus the
@@ -21,8 +23,11 @@ With `--text`, the steps run over real sentences instead
 batches of 64 at their natural lengths in file order (`file`, no
 bucketing), or sorted by length (`sorted`, what length bucketing achieves
 at best), random target ids at the real positions); for each loop of the
-biLSTM (`packed`: real tokens only; `padded`: `ResidualBiLSTM.packed =
-False`, every release before issue 16) one traced step function, one
+step (`packed`: the biLSTM on real tokens only; `padded`:
+`ResidualBiLSTM.packed = False`, every padded position; `before`: the
+step of every release before issue 16, padded biLSTM and
+`tf.nn.sampled_softmax_loss` on the same candidates, clipped by
+`tf.clip_by_global_norm`) one traced step function, one
 warm-up pass, then `--runs` passes, the loops taking turns pass by pass;
 tokens/s = real tokens / median pass seconds. In the same rounds, the
 biLSTM alone (`ResidualBiLSTM` forward + backward of a sum-of-squares
@@ -53,7 +58,7 @@ def main(argv=None):
     parser.add_argument("--text", help="real sentences, one a line")
     parser.add_argument("--lines", type=int, default=128)
     parser.add_argument("--workloads", default="file,sorted")
-    parser.add_argument("--loops", default="packed,padded")
+    parser.add_argument("--loops", default="packed,padded,before")
     parser.add_argument("--json", help="write the result here too")
     args = parser.parse_args(argv)
 
@@ -67,6 +72,7 @@ def main(argv=None):
 
     import keras_elmo
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+    from keras_elmo.training.clipped_gradients import clipped_gradients
     from keras_elmo.training.lm_loss import direction_loss_sum
 
     cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
@@ -89,29 +95,35 @@ def main(argv=None):
         rng.integers(0, args.vocabulary, (batch, steps + 1)).astype("int32")
     )
 
-    def train_step(ids, targets, step):
-        with tf.GradientTape() as tape:
-            hidden = model(ids, training=True)
-            loss = 0.0
-            for k, direction in enumerate(("forward", "backward")):
-                total, count = direction_loss_sum(
-                    model.softmax,
-                    hidden[direction],
-                    targets,
-                    num_sampled=args.num_sampled,
-                    seed=tf.stack([tf.constant(0, tf.int64), step * 2 + k]),
-                    training=True,
-                )
-                loss += 0.5 * total / count
-        grads = tape.gradient(loss, variables)
-        grads = [tf.convert_to_tensor(g) for g in grads]
-        grads, _ = tf.clip_by_global_norm(grads, 10.0)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
+    def make_train_step(loss_sum=direction_loss_sum, before=False):
+        def train_step(ids, targets, step):
+            with tf.GradientTape() as tape:
+                hidden = model(ids, training=True)
+                loss = 0.0
+                for k, direction in enumerate(("forward", "backward")):
+                    total, count = loss_sum(
+                        model.softmax,
+                        hidden[direction],
+                        targets,
+                        num_sampled=args.num_sampled,
+                        seed=tf.stack([tf.constant(0, tf.int64), step * 2 + k]),
+                        training=True,
+                    )
+                    loss += 0.5 * total / count
+            grads = tape.gradient(loss, variables)
+            grads = [tf.convert_to_tensor(g) for g in grads]
+            if before:  # the pre-issue-16 trainer less its loss-scale passes
+                grads, _ = tf.clip_by_global_norm(grads, 10.0)
+            else:
+                grads, _, _ = clipped_gradients(grads, 10.0)
+            optimizer.apply_gradients(zip(grads, variables))
+            return loss
+
+        return train_step
 
     if args.text:
-        return text_throughput(args, model, train_step, tf, keras_elmo)
-    train_step = tf.function(train_step)
+        return text_throughput(args, model, make_train_step, tf, keras_elmo)
+    train_step = tf.function(make_train_step())
     train_step(ids, targets, tf.constant(0, tf.int64)).numpy()
     times = []
     for run in range(args.runs):
@@ -143,7 +155,7 @@ def main(argv=None):
     )
 
 
-def text_throughput(args, model, step_fn, tf, keras_elmo):
+def text_throughput(args, model, make_train_step, tf, keras_elmo):
     """`--text`: training tokens/s over real-text batches, per loop."""
     import provenance
 
@@ -167,6 +179,10 @@ def text_throughput(args, model, step_fn, tf, keras_elmo):
         for loop in args.loops.split(","):
             for layer in bilstm:  # read when the step is traced
                 layer.packed = loop == "packed"
+            if loop == "before":
+                step_fn = make_train_step(tf_sampled_loss_sum, before=True)
+            else:
+                step_fn = make_train_step()
             steps[loop] = tf.function(step_fn, input_signature=spec)
             time_pass(steps[loop], feeds[1], 0)  # trace, warm up
             alone[loop] = bilstm_step(bilstm[0], tf)
@@ -182,6 +198,14 @@ def text_throughput(args, model, step_fn, tf, keras_elmo):
                 )
         medians = {loop: statistics.median(seconds[loop]) for loop in steps}
         lstm = {loop: statistics.median(lstm_seconds[loop]) for loop in steps}
+        if "before" in steps and "packed" in steps:
+            print(
+                f"{workload}: step {medians['before']:.2f} s before issue 16 "
+                f"(padded biLSTM, tf.nn.sampled_softmax_loss), "
+                f"{medians['packed']:.2f} s now: "
+                f"{medians['before'] / medians['packed']:.2f}x",
+                flush=True,
+            )
         if {"packed", "padded"} <= set(steps):
             saved = lstm["padded"] - lstm["packed"]
             print(
@@ -226,6 +250,35 @@ def text_throughput(args, model, step_fn, tf, keras_elmo):
                 "results": results,
             },
         )
+
+
+def tf_sampled_loss_sum(softmax, hidden, targets, num_sampled, seed, training):
+    """`direction_loss_sum` as the release before issue 16 computed it:
+    the same candidates, through `tf.nn.sampled_softmax_loss`."""
+    import tensorflow as tf
+
+    from keras_elmo.training.lm_loss import _real_tokens
+    from keras_elmo.training.lm_loss import log_uniform_sample
+
+    states, labels = _real_tokens(hidden, targets)
+    sampled, probability = log_uniform_sample(
+        num_sampled, softmax.vocabulary_size, seed
+    )
+    losses = tf.nn.sampled_softmax_loss(
+        weights=tf.convert_to_tensor(softmax.embeddings),
+        biases=tf.convert_to_tensor(softmax.bias),
+        labels=labels[:, None],
+        inputs=states,
+        num_sampled=num_sampled,
+        num_classes=softmax.vocabulary_size,
+        sampled_values=(
+            sampled,
+            tf.cast(num_sampled * probability(labels)[:, None], tf.float32),
+            tf.cast(num_sampled * probability(sampled), tf.float32),
+        ),
+        remove_accidental_hits=True,
+    )
+    return tf.reduce_sum(losses), tf.cast(tf.size(labels), tf.float32)
 
 
 def time_pass(step, feeds, offset):

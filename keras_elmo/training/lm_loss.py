@@ -4,6 +4,8 @@ import math
 
 import tensorflow as tf
 
+from keras_elmo.training.sampled_softmax import sampled_softmax_losses
+
 
 def log_uniform_sample(num_sampled, vocabulary_size, seed):
     """Stateless log-uniform (Zipfian) candidate sampling, with replacement.
@@ -76,7 +78,8 @@ def direction_loss_sum(
         hidden: float `[B, T1, P]`, the states that predict `targets`.
         targets: int `[B, T1]` word ids, -1 at padding.
         num_sampled: int. 0 = full softmax; else the sampled-softmax
-            negatives (used only while training).
+            negatives (used only while training), through
+            `sampled_softmax.sampled_softmax_losses`.
         seed: `[2]` int tensor for the sampler (stateless).
         training: bool.
 
@@ -91,21 +94,18 @@ def direction_loss_sum(
         sampled, probability = log_uniform_sample(
             num_sampled, vocabulary_size, seed
         )
-        true_expected = tf.cast(
-            num_sampled * probability(labels)[:, None], tf.float32
-        )
+        true_expected = tf.cast(num_sampled * probability(labels), tf.float32)
         sampled_expected = tf.cast(
             num_sampled * probability(sampled), tf.float32
         )
-        losses = tf.nn.sampled_softmax_loss(
-            weights=tf.convert_to_tensor(softmax.embeddings),
-            biases=tf.convert_to_tensor(softmax.bias),
-            labels=labels[:, None],
-            inputs=states,
-            num_sampled=num_sampled,
-            num_classes=vocabulary_size,
-            sampled_values=(sampled, true_expected, sampled_expected),
-            remove_accidental_hits=True,
+        losses = sampled_softmax_losses(
+            tf.convert_to_tensor(softmax.embeddings),
+            tf.convert_to_tensor(softmax.bias),
+            labels,
+            states,
+            sampled,
+            true_expected,
+            sampled_expected,
         )
     else:
         losses = _full_softmax_cross_entropy(softmax, states, labels)

@@ -30,6 +30,7 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
+from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.lm_loss import direction_loss_sum
@@ -178,19 +179,13 @@ class Trainer:
                 for g, v in zip(grads, variables)
             ]
             grads = context.all_reduce("sum", grads)
-            grads = [g / self.loss_scale.value for g in grads]
-            norm = tf.linalg.global_norm(grads)
-            finite = tf.math.is_finite(norm)
-            grads, _ = tf.clip_by_global_norm(
-                grads, config.clip_norm, use_norm=norm
+            # The optimizer sums over replicas again: `replicas` divides.
+            # A non-finite step is applied as a zero gradient (a
+            # conditional update cannot hold the optimizer's cross-replica
+            # sync); the host loop then stops before anything is saved.
+            grads, norm, finite = clipped_gradients(
+                grads, config.clip_norm, self.loss_scale.value, replicas
             )
-            # The optimizer sums over replicas again: pre-divide. A
-            # non-finite step is applied as a zero gradient (a conditional
-            # update cannot hold the optimizer's cross-replica sync); the
-            # host loop then stops before anything is saved.
-            grads = [
-                tf.where(finite, g / replicas, tf.zeros_like(g)) for g in grads
-            ]
             optimizer.apply_gradients(zip(grads, variables))
             applied = tf.cast(finite, tf.float32)
             return tf.stack(sums), tf.stack(counts), norm, applied

@@ -1,0 +1,58 @@
+"""benchmarks/training_throughput.py --text: every loop, real-token counts."""
+
+import gzip
+import importlib.util
+import json
+import os
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location(
+        "training_throughput",
+        os.path.join(REPO, "benchmarks", "training_throughput.py"),
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.large
+def test_text_mode_times_the_three_steps_on_the_real_tokens(tmp_path):
+    results = tmp_path / "training.json"
+    load_script().main(
+        [
+            "--text", SAMPLE,
+            "--preset", "tiny",
+            "--lines", "20",
+            "--runs", "1",
+            "--vocabulary", "300",
+            "--num-sampled", "32",
+            "--json", str(results),
+        ]
+    )  # fmt: skip
+    payload = json.loads(results.read_text())
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        sentences = [line.split() for line in f if len(line.split()) >= 3]
+    tokens = sum(min(len(s), 64) for s in sentences[:20])
+    runs = {(r["workload"], r["bilstm_loop"]): r for r in payload["results"]}
+    assert set(runs) == {
+        (w, loop)
+        for w in ("file", "sorted")
+        for loop in ("packed", "padded", "before")
+    }
+    for run in runs.values():
+        assert run["tokens"] == tokens
+        assert len(run["seconds_per_pass"]) == 1
+        seconds = run["seconds_per_pass"][0]
+        assert run["tokens_per_s"] == pytest.approx(tokens / seconds, 1e-3)
+    # Sorting by length can only remove padding.
+    assert (
+        runs["sorted", "packed"]["padded_positions"]
+        <= runs["file", "packed"]["padded_positions"]
+    )
+    assert payload["provenance"]["command"]
