@@ -247,9 +247,39 @@ def text_throughput(args, model, make_train_step, tf, keras_elmo):
                 "preset": args.preset,
                 "text": args.text,
                 "lines": args.lines,
+                "summary": speedups(results),
                 "results": results,
             },
         )
+
+
+def speedups(results):
+    """Per workload: tokens/s ratios between the loops, and the target.
+
+    `padding_saved` = 1 - real tokens / padded positions; issue 16's
+    target is training tokens/s up by at least that fraction from before
+    the issue (`packed_vs_before - 1 >= padding_saved`).
+    """
+    summary = {}
+    for workload in dict.fromkeys(r["workload"] for r in results):
+        speed = {
+            r["bilstm_loop"]: r["tokens_per_s"]
+            for r in results
+            if r["workload"] == workload
+        }
+        padding = next(r for r in results if r["workload"] == workload)
+        entry = {"padding_saved": round(1 - padding["real_fraction"], 4)}
+        for other in ("padded", "before"):
+            if "packed" in speed and other in speed:
+                entry[f"packed_vs_{other}"] = round(
+                    speed["packed"] / speed[other], 3
+                )
+        if "packed_vs_before" in entry:
+            entry["target_met"] = (
+                entry["packed_vs_before"] - 1 >= entry["padding_saved"]
+            )
+        summary[workload] = entry
+    return summary
 
 
 def tf_sampled_loss_sum(softmax, hidden, targets, num_sampled, seed, training):

@@ -55,4 +55,21 @@ def test_text_mode_times_the_three_steps_on_the_real_tokens(tmp_path):
         runs["sorted", "packed"]["padded_positions"]
         <= runs["file", "packed"]["padded_positions"]
     )
+    for workload in ("file", "sorted"):
+        summary = payload["summary"][workload]
+        speed = {
+            loop: runs[workload, loop]["tokens_per_s"]
+            for loop in ("packed", "padded", "before")
+        }
+        real = runs[workload, "packed"]["real_fraction"]
+        assert summary["padding_saved"] == pytest.approx(1 - real, abs=1e-4)
+        assert summary["packed_vs_before"] == pytest.approx(
+            speed["packed"] / speed["before"], abs=1e-3
+        )
+        assert summary["packed_vs_padded"] == pytest.approx(
+            speed["packed"] / speed["padded"], abs=1e-3
+        )
+        assert summary["target_met"] == (
+            summary["packed_vs_before"] - 1 >= summary["padding_saved"]
+        )
     assert payload["provenance"]["command"]
