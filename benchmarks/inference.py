@@ -71,23 +71,29 @@ def make_batch(n_sent, n_tok, seed=0, text=None):
 def token_flops(cfg, occupied=None):
     """FLOPs of one token's char-CNN, highway and projection.
 
-    `occupied`: the batch's longest token in character slots (BOW, bytes,
-    EOW); the char-CNN then computes only the windows starting in those
-    slots, as `CharCNNEmbedding` does. None: all 50 slots.
+    `occupied`: the token's character slots (BOW, bytes, EOW); the char-CNN
+    computes only the windows starting in those slots, as
+    `CharCNNEmbedding` does. None: all 50 slots.
     """
+    cnn = char_cnn_flops(cfg, occupied)
+    f = cfg.num_filters
+    highway = cfg.num_highway_layers * 2 * 2 * f * f
+    projection = 2 * f * cfg.projection_dim
+    return cnn + highway + projection
+
+
+def char_cnn_flops(cfg, occupied=None):
+    """FLOPs of one token's char-CNN over the windows starting in its
+    `occupied` slots (None: all 50), as `CharCNNEmbedding` computes."""
     slots = cfg.max_characters_per_token
-    cnn = sum(
+    return sum(
         2
-        * min(slots - w + 1, occupied or slots)
+        * min(slots - w + 1, max(occupied or slots, 1))
         * w
         * cfg.char_embedding_dim
         * n
         for w, n in cfg.filters
     )
-    f = cfg.num_filters
-    highway = cfg.num_highway_layers * 2 * 2 * f * f
-    projection = 2 * f * cfg.projection_dim
-    return cnn + highway + projection
 
 
 def lstm_flops(cfg):
@@ -105,15 +111,19 @@ def executed_flops_per_token(cfg, sentences):
     """FLOPs per token the biLM executes on `sentences` (lists of str).
 
     The token part runs once per distinct token (`UniqueTokens`) and over
-    the windows of the longest token's slots only; the biLSTM per token.
+    the windows starting in that token's own character slots; the biLSTM
+    per token.
     """
     tokens = [t for s in sentences for t in s]
-    distinct = len(set(tokens)) / max(len(tokens), 1)
-    occupied = max(
-        min(len(t.encode("utf-8")), cfg.max_characters_per_token - 2) + 2
-        for t in tokens + ["<S>"]
+    token_part = sum(
+        token_flops(cfg, occupied_slots(cfg, t)) for t in set(tokens)
     )
-    return lstm_flops(cfg) + token_flops(cfg, occupied) * distinct
+    return lstm_flops(cfg) + token_part / max(len(tokens), 1)
+
+
+def occupied_slots(cfg, token):
+    """Character slots `token` fills: BOW, its UTF-8 bytes (cut), EOW."""
+    return min(len(token.encode("utf-8")), cfg.max_characters_per_token - 2) + 2
 
 
 def matmul_gflops(tf, m, k, n, dtype, runs):

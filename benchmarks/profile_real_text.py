@@ -12,7 +12,7 @@ the previous stage's outputs, computed once beforehand:
 - `char_ids`: string tokens `[B, T]` -> `[B, T, 50]` (`CharacterIds`).
 - `boundaries_unique`: `<S>`/`</S>` added, then the distinct tokens
   `[U, 1, 50]` and the inverse index `[B, T + 2]`.
-- `char_cnn`: `[U, 1, 50]` -> `[U, 1, F]` (padding-only windows skipped).
+- `char_cnn`: `[U, 1, 50]` -> `[U, 1, F]` (each token's windows only).
 - `highway`: `[U, 1, F]` -> `[U, 1, F]`.
 - `projection_gather`: `[U, 1, F]` -> `[U, 1, P]` -> `[B, T + 2, P]`.
 - `bilstm`: `[B, T + 2, P]` -> `L x [B, T + 2, 2P]` (packed: real rows).
@@ -39,8 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import real_text  # noqa: E402
+from inference import char_cnn_flops  # noqa: E402
 from inference import lstm_flops  # noqa: E402
 from inference import matmul_gflops  # noqa: E402
+from inference import occupied_slots  # noqa: E402
 from provenance import provenance  # noqa: E402
 from provenance import write_json  # noqa: E402
 
@@ -172,27 +174,20 @@ def stage_inputs(functions, tokens):
     )
 
 
-def stage_flops(cfg, batch, distinct, occupied):
+def stage_flops(cfg, batch, distinct):
     """Executed FLOPs per stage of one batch (see the module docstring)."""
     tokens = sum(len(s) for s in batch) + 2 * len(batch)  # with <S>, </S>
-    slots = cfg.max_characters_per_token
-    cnn = sum(
-        2 * min(slots - w + 1, occupied) * w * cfg.char_embedding_dim * n
-        for w, n in cfg.filters
-    )
     f = cfg.num_filters
+    cnn = sum(
+        char_cnn_flops(cfg, occupied_slots(cfg, t))
+        for t in {t for s in batch for t in s} | {"<S>", "</S>"}
+    )
     return {
-        "char_cnn": distinct * cnn,
+        "char_cnn": cnn,
         "highway": distinct * cfg.num_highway_layers * 2 * 2 * f * f,
         "projection_gather": distinct * 2 * f * cfg.projection_dim,
         "bilstm": tokens * lstm_flops(cfg),
     }
-
-
-def occupied_slots(cfg, batch):
-    """Character slots of the batch's longest token (BOW, bytes, EOW)."""
-    longest = max(len(t.encode("utf-8")) for s in batch for t in s)
-    return min(longest, cfg.max_characters_per_token - 2) + 2
 
 
 def profile(bilm, groups, runs):
@@ -213,9 +208,7 @@ def profile(bilm, groups, runs):
         padded = np.array([s + [""] * (width - len(s)) for s in batch])
         args, distinct, deviation = stage_inputs(functions, tf.constant(padded))
         max_deviation = max(max_deviation, deviation)
-        for name, value in stage_flops(
-            cfg, batch, distinct, occupied_slots(cfg, batch)
-        ).items():
+        for name, value in stage_flops(cfg, batch, distinct).items():
             flops[name] += value
         prepared.append(args)
     names = STAGES + ("whole",)

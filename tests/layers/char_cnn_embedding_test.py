@@ -283,3 +283,37 @@ class SkippedPaddingWindowsTest(TestCase):
 
         for got, want in zip(gradients(short), gradients(full)):
             self.assertAllClose(got, want, atol=1e-5, rtol=1e-5)
+
+    def test_long_and_short_tokens_each_pool_over_their_own_windows(self):
+        # Token lengths 45, 46, 47 and 4 slots against widths whose last
+        # window starts at 49, 45 and 43: some tokens keep an all-PAD
+        # window (and its value joins their max), others do not.
+        ids = batch_to_ids(
+            [["x" * 43, "y" * 44, "ab"], ["z" * 45, "", "\u00e9"]]
+        )
+        filters = [(1, 6), (5, 6), (7, 9)]
+        weights = seeded_weights(seed=5, filters=filters)
+        weights[0][260] = 2.0  # PAD windows win some maxima
+        full = np.concatenate([np.zeros((1, DIM)), weights[0]], 0)
+        flat = ids.reshape(-1, 50)
+        lengths = ((flat > 0) & (flat != 261)).sum(axis=1)
+        wins = 0
+        for kernel in weights[1]:
+            width = kernel.shape[0]
+            for row, n in zip(flat, lengths):
+                if 0 < n < 50 - width + 1:
+                    conv = np.stack(
+                        [
+                            np.einsum(
+                                "wd,wdf->f", full[row[t : t + width]], kernel
+                            )
+                            for t in range(50 - width + 1)
+                        ]
+                    )
+                    wins += int((conv[n:].max(0) > conv[:n].max(0)).sum())
+        self.assertGreater(wins, 0)
+        layer = CharCNNEmbedding(filters, DIM)
+        layer.build(ids.shape)
+        assign(layer, *weights)
+        expected = numpy_char_cnn(ids, *weights)
+        self.assertAllClose(layer(ids), expected, atol=1e-5, rtol=1e-5)
