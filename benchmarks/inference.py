@@ -31,7 +31,7 @@ from fp32's on the same batch. GFLOP/s counts the FLOPs executed
 (analytic, multiply-adds x 2, boundaries excluded; the token embedding
 (char-CNN, highway, projection) once per distinct token with
 de-duplication, or only for unknown tokens with the cache; the char-CNN
-over the windows it computes, those starting within the longest token's
+over the windows it computes, those starting within each token's own
 slots). Also prints the same-process matmul
 GFLOP/s at the LSTM's shape (`64 x 2P` times `2P x 4H` of `original`), in
 float32 and bfloat16.

@@ -23,9 +23,9 @@ batch by batch; the figure per stage is the median over `--runs` passes
 of its seconds summed over the workload. Each stage's share is of the
 stages' sum; `whole / sum` shows what running them apart costs or saves.
 FLOPs count multiply-adds x 2 of what each stage executes (distinct
-tokens, skipped windows, real tokens only in the biLSTM); GFLOP/s are
-set against the same process's matmul rate at the LSTM's input shape
-(`[64, 2P] x [2P, 4H]`), measured between passes.
+tokens, each token's own char-CNN windows, real tokens only in the
+biLSTM); GFLOP/s are set against the same process's matmul rate at
+the LSTM's input shape (`[64, 2P] x [2P, 4H]`), measured between passes.
 """
 
 import argparse

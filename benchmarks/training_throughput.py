@@ -67,22 +67,13 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
-    import keras
     from inference import executed_flops_per_token
 
     import keras_elmo
-    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-    from keras_elmo.training.clipped_gradients import clipped_gradients
-    from keras_elmo.training.lm_loss import direction_loss_sum
 
-    cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
-    keras.utils.set_random_seed(0)
-    model = BiLMLanguageModel(
-        keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary, dropout=0.1
-    )
-    optimizer = keras.optimizers.Adagrad(0.2, initial_accumulator_value=1.0)
-    variables = model.trainable_variables
-    optimizer.build(variables)
+    setup = training_setup(args)
+    model, make_train_step = setup["model"], setup["make_train_step"]
+    cfg = model.backbone.config
     batch, steps = (int(v) for v in args.batch.split("x"))
     rng = np.random.default_rng(0)
     letters = list("abcdefghijklmnopqrstuvwxyz")
@@ -94,32 +85,6 @@ def main(argv=None):
     targets = tf.constant(
         rng.integers(0, args.vocabulary, (batch, steps + 1)).astype("int32")
     )
-
-    def make_train_step(loss_sum=direction_loss_sum, before=False):
-        def train_step(ids, targets, step):
-            with tf.GradientTape() as tape:
-                hidden = model(ids, training=True)
-                loss = 0.0
-                for k, direction in enumerate(("forward", "backward")):
-                    total, count = loss_sum(
-                        model.softmax,
-                        hidden[direction],
-                        targets,
-                        num_sampled=args.num_sampled,
-                        seed=tf.stack([tf.constant(0, tf.int64), step * 2 + k]),
-                        training=True,
-                    )
-                    loss += 0.5 * total / count
-            grads = tape.gradient(loss, variables)
-            grads = [tf.convert_to_tensor(g) for g in grads]
-            if before:  # the pre-issue-16 trainer less its loss-scale passes
-                grads, _ = tf.clip_by_global_norm(grads, 10.0)
-            else:
-                grads, _, _ = clipped_gradients(grads, 10.0)
-            optimizer.apply_gradients(zip(grads, variables))
-            return loss
-
-        return train_step
 
     if args.text:
         return text_throughput(args, model, make_train_step, tf, keras_elmo)
@@ -153,6 +118,59 @@ def main(argv=None):
         f"{achieved:.1f} GFLOP/s; matmul {m}x{k}x{n}: "
         f"{matmul_gflops:.1f} GFLOP/s; ratio {achieved / matmul_gflops:.2f}"
     )
+
+
+def training_setup(args):
+    """The model, its optimizer and `make_train_step(loss_sum, before)`:
+    the `Trainer`'s step (`before`: the pre-issue-16 clip)."""
+    import keras
+    import tensorflow as tf
+
+    import keras_elmo
+    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+    from keras_elmo.training.clipped_gradients import clipped_gradients
+    from keras_elmo.training.lm_loss import direction_loss_sum
+
+    cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
+    keras.utils.set_random_seed(0)
+    model = BiLMLanguageModel(
+        keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary, dropout=0.1
+    )
+    optimizer = keras.optimizers.Adagrad(0.2, initial_accumulator_value=1.0)
+    variables = model.trainable_variables
+    optimizer.build(variables)
+
+    def make_train_step(loss_sum=direction_loss_sum, before=False):
+        def train_step(ids, targets, step):
+            with tf.GradientTape() as tape:
+                hidden = model(ids, training=True)
+                loss = 0.0
+                for k, direction in enumerate(("forward", "backward")):
+                    total, count = loss_sum(
+                        model.softmax,
+                        hidden[direction],
+                        targets,
+                        num_sampled=args.num_sampled,
+                        seed=tf.stack([tf.constant(0, tf.int64), step * 2 + k]),
+                        training=True,
+                    )
+                    loss += 0.5 * total / count
+            grads = tape.gradient(loss, variables)
+            grads = [tf.convert_to_tensor(g) for g in grads]
+            if before:  # the pre-issue-16 trainer less its loss-scale passes
+                grads, _ = tf.clip_by_global_norm(grads, 10.0)
+            else:
+                grads, _, _ = clipped_gradients(grads, 10.0)
+            optimizer.apply_gradients(zip(grads, variables))
+            return loss
+
+        return train_step
+
+    return {
+        "model": model,
+        "optimizer": optimizer,
+        "make_train_step": make_train_step,
+    }
 
 
 def text_throughput(args, model, make_train_step, tf, keras_elmo):
