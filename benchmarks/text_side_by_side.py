@@ -145,7 +145,8 @@ def run(args, weights_dir):
         provenance.write_json(
             args.out,
             {
-                "provenance": provenance.provenance(),
+                # Its own earlier rounds' file is not a change to the tree.
+                "provenance": provenance.provenance(written=[args.out]),
                 "what": (
                     "tokens/s of AllenNLP 2.10.1 _ElmoBiLm and keras_elmo "
                     "BiLM on the same `original` weights and batches, "

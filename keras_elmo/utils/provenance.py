@@ -47,16 +47,26 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def provenance(command=None):
+def provenance(command=None, written=()):
     """A dict: the git commit (and whether the tree had changes), the
     command line, CPU model, cores, 1/5/15-minute load averages, UTC date,
-    Python / TensorFlow / Keras versions."""
+    Python / TensorFlow / Keras versions.
+
+    `written`: the files the command itself writes (a results file it
+    rewrites after each round), which are not counted as changes.
+    """
     versions = {"python": platform.python_version()}
     for name in ("tensorflow", "keras", "numpy"):
         module = sys.modules.get(name)
         if module is not None:
             versions[name] = getattr(module, "__version__", "?")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    excluded = [
+        ":(exclude)" + os.path.relpath(os.path.abspath(path), REPO)
+        for path in written
+    ]
+    status = _git(
+        "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded
+    )
     return {
         "commit": _git("rev-parse", "HEAD"),
         "uncommitted_changes": bool(status) if status is not None else None,
