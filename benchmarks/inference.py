@@ -15,7 +15,7 @@ Variants, timed alternately (one call of each per round, median of
 `--runs` rounds after a warm-up, so load drift hits them alike):
 
 - `fp32`: `bilm(char_ids)`, float32. The biLM embeds each distinct token
-  of the batch once (`UniqueTokens`) and skips all-PAD char-CNN windows.
+  of the batch once (`UniqueTokens`), over its own char-CNN windows.
 - `fp32-every-token`: `contextualize(embed_tokens(...))`, which embeds
   every token position (no de-duplication), float32: what `fp32` saves.
 - `bf16`: the same weights under `dtype="mixed_bfloat16"` (matmuls and

@@ -1,0 +1,41 @@
+"""benchmarks/matmul_dtypes.py: both dtypes at every shape of a preset."""
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+
+
+def load_script():
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "matmul_dtypes", os.path.join(REPO, "benchmarks", "matmul_dtypes.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rates_and_ratios_at_the_presets_shapes(tmp_path):
+    results = tmp_path / "matmul.json"
+    script = load_script()
+    script.main(["--preset", "tiny", "--runs", "2", "--results", str(results)])
+    payload = json.loads(results.read_text())
+    import keras_elmo
+
+    cfg = keras_elmo.BiLMConfig.from_preset("tiny")
+    p, h = cfg.projection_dim, cfg.lstm_units
+    matmuls = payload["matmuls"]
+    assert matmuls["lstm_input_64x20"]["shape_mkn"] == [1280, 2 * p, 4 * h]
+    assert matmuls["lstm_recurrent_64"]["shape_mkn"] == [64, p, 4 * h]
+    for entry in matmuls.values():
+        rate = entry["gflop_per_s"]
+        assert rate["float32"] > 0 and rate["bfloat16"] > 0
+        assert entry["bfloat16_over_float32"] == pytest.approx(
+            rate["bfloat16"] / rate["float32"], abs=2e-3
+        )
+    assert set(payload["cpu_flags"]) == {"amx_bf16", "avx512_bf16"}
