@@ -52,9 +52,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import tensorflow as tf
+    from tf_threads import set_threads
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    set_threads(tf, args.threads)
     import provenance
     import training_throughput
 

@@ -64,9 +64,9 @@ def main(argv=None):
 
     import numpy as np
     import tensorflow as tf
+    from tf_threads import set_threads
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    set_threads(tf, args.threads)
     from inference import executed_flops_per_token
 
     import keras_elmo
