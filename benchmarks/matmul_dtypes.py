@@ -80,7 +80,7 @@ def main(argv=None):
                 matmul(a, b).numpy()
                 seconds[dtype].append(time.perf_counter() - start)
         rate = {
-            dtype: round(2 * m * k * n / statistics.median(s) / 1e9, 1)
+            dtype: round(2 * m * k * n / statistics.median(s) / 1e9, 3)
             for dtype, s in seconds.items()
         }
         figures[name] = {
