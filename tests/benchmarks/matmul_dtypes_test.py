@@ -1,28 +1,15 @@
 """benchmarks/matmul_dtypes.py: both dtypes at every shape of a preset."""
 
-import importlib.util
 import json
-import os
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-
-
-def load_script():
-    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-    spec = importlib.util.spec_from_file_location(
-        "matmul_dtypes", os.path.join(REPO, "benchmarks", "matmul_dtypes.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import load_benchmark
 
 
 def test_rates_and_ratios_at_the_presets_shapes(tmp_path):
     results = tmp_path / "matmul.json"
-    script = load_script()
+    script = load_benchmark("matmul_dtypes")
     script.main(["--preset", "tiny", "--runs", "2", "--results", str(results)])
     payload = json.loads(results.read_text())
     import keras_elmo

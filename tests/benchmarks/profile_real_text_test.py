@@ -1,30 +1,18 @@
 """benchmarks/profile_real_text.py: its stages compose to the whole biLM."""
 
 import gzip
-import importlib.util
 import json
-import os
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "profile_real_text",
-        os.path.join(REPO, "benchmarks", "profile_real_text.py"),
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import SAMPLE
+from tests.benchmarks.scripts import load_benchmark
 
 
 @pytest.mark.large
 def test_profile_stages_compose_to_the_whole_bilm(tmp_path):
     results = tmp_path / "profile.json"
-    load_script().main(
+    load_benchmark("profile_real_text").main(
         [
             "--text", SAMPLE,
             "--preset", "tiny",

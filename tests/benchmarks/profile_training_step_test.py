@@ -1,31 +1,17 @@
 """benchmarks/profile_training_step.py: every part, and the remainder."""
 
-import importlib.util
 import json
-import os
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")
-
-
-def load_script():
-    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-    spec = importlib.util.spec_from_file_location(
-        "profile_training_step",
-        os.path.join(REPO, "benchmarks", "profile_training_step.py"),
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import SAMPLE
+from tests.benchmarks.scripts import load_benchmark
 
 
 @pytest.mark.large
 def test_parts_and_the_rest_add_up_to_the_step(tmp_path):
     results = tmp_path / "profile.json"
-    load_script().main(
+    load_benchmark("profile_training_step").main(
         [
             "--text", SAMPLE,
             "--preset", "tiny",

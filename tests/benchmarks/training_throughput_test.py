@@ -1,30 +1,18 @@
 """benchmarks/training_throughput.py --text: every loop, real-token counts."""
 
 import gzip
-import importlib.util
 import json
-import os
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "training_throughput",
-        os.path.join(REPO, "benchmarks", "training_throughput.py"),
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import SAMPLE
+from tests.benchmarks.scripts import load_benchmark
 
 
 @pytest.mark.large
 def test_text_mode_times_the_three_steps_on_the_real_tokens(tmp_path):
     results = tmp_path / "training.json"
-    load_script().main(
+    load_benchmark("training_throughput").main(
         [
             "--text", SAMPLE,
             "--preset", "tiny",
