@@ -155,7 +155,9 @@ def part_functions(setup, feeds, args, tf):
             outputs = tf.nest.flatten(fn(inputs))
             loss = tf.add_n([tf.reduce_sum(tf.square(o)) for o in outputs])
         grads = tape.gradient(loss, sources)
-        return tf.add_n([tf.reduce_sum(_dense(g, tf)[:1]) for g in grads])
+        return tf.add_n(
+            [tf.reduce_sum(tf.convert_to_tensor(g)[:1]) for g in grads]
+        )
 
     @tf.function
     def token_layer(unique):
@@ -189,7 +191,9 @@ def part_functions(setup, feeds, args, tf):
         grads = tape.gradient(
             loss, [hidden] + model.softmax.trainable_variables
         )
-        return tf.add_n([tf.reduce_sum(_dense(g, tf)[:1]) for g in grads])
+        return tf.add_n(
+            [tf.reduce_sum(tf.convert_to_tensor(g)[:1]) for g in grads]
+        )
 
     @tf.function
     def update(grads):
@@ -213,10 +217,6 @@ def part_functions(setup, feeds, args, tf):
         "optimizer": each_batch(lambda i, _: update(fixed_grads)),
         "step": each_batch(lambda i, s: step(feeds[i][0], feeds[i][1], s)),
     }
-
-
-def _dense(grad, tf):
-    return tf.convert_to_tensor(grad)
 
 
 if __name__ == "__main__":

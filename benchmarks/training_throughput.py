@@ -306,11 +306,11 @@ def tf_sampled_loss_sum(softmax, hidden, targets, num_sampled, seed, training):
     import tensorflow as tf
 
     from keras_elmo.training.lm_loss import _real_tokens
-    from keras_elmo.training.lm_loss import log_uniform_sample
+    from keras_elmo.training.lm_loss import sampled_candidates
 
     states, labels = _real_tokens(hidden, targets)
-    sampled, probability = log_uniform_sample(
-        num_sampled, softmax.vocabulary_size, seed
+    sampled, true_expected, sampled_expected = sampled_candidates(
+        labels, num_sampled, softmax.vocabulary_size, seed
     )
     losses = tf.nn.sampled_softmax_loss(
         weights=tf.convert_to_tensor(softmax.embeddings),
@@ -319,11 +319,7 @@ def tf_sampled_loss_sum(softmax, hidden, targets, num_sampled, seed, training):
         inputs=states,
         num_sampled=num_sampled,
         num_classes=softmax.vocabulary_size,
-        sampled_values=(
-            sampled,
-            tf.cast(num_sampled * probability(labels)[:, None], tf.float32),
-            tf.cast(num_sampled * probability(sampled), tf.float32),
-        ),
+        sampled_values=(sampled, true_expected[:, None], sampled_expected),
         remove_accidental_hits=True,
     )
     return tf.reduce_sum(losses), tf.cast(tf.size(labels), tf.float32)

@@ -34,9 +34,10 @@ def _pooled_convolution(chars, pad_row, kernel, occupied, is_token, slots):
         pooled[i] = max(max_{j of token i} y[j],  v if n_i < slots - w + 1)
 
     (`v` only for real tokens; an all-zero "no token" row has one window
-    of zero embeddings, so it pools to 0, as over all its slots). Exactly the VALID convolution's max, with the
-    work of `sum_i m_i` windows instead of `M * (slots - w + 1)`: real
-    words fill about 9 of the 50 slots.
+    of zero embeddings, so it pools to 0, as over all its slots). Exactly
+    the VALID convolution's max, with the work of `sum_i m_i` windows
+    instead of `M * (slots - w + 1)`: real words fill about 9 of the 50
+    slots.
 
     Args:
         chars: `[M * slots, dim]`, the embedded slots, token-major.

@@ -31,6 +31,18 @@ def log_uniform_sample(num_sampled, vocabulary_size, seed):
     return sampled, probability
 
 
+def sampled_candidates(labels, num_sampled, vocabulary_size, seed):
+    """`(sampled [S] int64, Q(labels) [N], Q(sampled) [S])`: the
+    log-uniform candidates of one step and their expected counts among
+    the `S` draws (`Q(k) = S * P(k)`), float32."""
+    sampled, probability = log_uniform_sample(
+        num_sampled, vocabulary_size, seed
+    )
+    true_expected = tf.cast(num_sampled * probability(labels), tf.float32)
+    sampled_expected = tf.cast(num_sampled * probability(sampled), tf.float32)
+    return sampled, true_expected, sampled_expected
+
+
 def _real_tokens(hidden, targets):
     """`(states [N, P] float32, labels [N] int64)` of the non-padding tokens,
     in row-major order."""
@@ -90,13 +102,8 @@ def direction_loss_sum(
     states, labels = _real_tokens(hidden, targets)  # [N, P], [N]
     count = tf.cast(tf.size(labels), tf.float32)
     if num_sampled and training:
-        vocabulary_size = softmax.vocabulary_size
-        sampled, probability = log_uniform_sample(
-            num_sampled, vocabulary_size, seed
-        )
-        true_expected = tf.cast(num_sampled * probability(labels), tf.float32)
-        sampled_expected = tf.cast(
-            num_sampled * probability(sampled), tf.float32
+        sampled, true_expected, sampled_expected = sampled_candidates(
+            labels, num_sampled, softmax.vocabulary_size, seed
         )
         losses = sampled_softmax_losses(
             tf.convert_to_tensor(softmax.embeddings),
