@@ -12,12 +12,20 @@ products for 64 rows, the highway layer over 1,000 distinct tokens),
 `tf.matmul` in float32 and in bfloat16 are timed alternately, one call
 each per round, median of `--runs` rounds after a warm-up; GFLOP/s =
 2 m k n / seconds. Also records whether /proc/cpuinfo lists `amx_bf16`
-and `avx512_bf16`. Written to `--results` with provenance.
+and `avx512_bf16`, and which oneDNN kernel TensorFlow runs for each
+dtype at the first shape: one child process per dtype with
+`ONEDNN_VERBOSE=1`, whose `exec` lines name the primitive and its ISA
+(e.g. `brg_matmul:avx512_core_bf16`, or `..._amx` where AMX tiles run),
+and whose `info` line names the best ISA oneDNN found on this CPU. That
+tells a slow bfloat16 matmul on bfloat16-capable hardware apart from a
+bfloat16 matmul that never reached oneDNN. Written to `--results` with
+provenance.
 """
 
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -45,6 +53,57 @@ def cpu_flags():
     except OSError:
         pass
     return set()
+
+
+_CHILD = """
+import tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads({threads})
+a = tf.cast(tf.ones(({m}, {k})), tf.{dtype})
+b = tf.cast(tf.ones(({k}, {n})), tf.{dtype})
+tf.function(tf.matmul)(a, b).numpy()
+"""
+
+
+def parse_onednn_verbose(text):
+    """`{"isa": ..., "kernels": [...]}` from `ONEDNN_VERBOSE=1` output.
+
+    An exec line reads `onednn_verbose,v1,primitive,exec,cpu,KIND,IMPL,...`
+    (IMPL empty for the `gemm_api` kind); the kernel is `KIND:IMPL`, or
+    KIND alone. The ISA line reads `onednn_verbose,v1,info,cpu,isa:...`.
+    """
+    isa, kernels = None, []
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) < 5 or fields[0] != "onednn_verbose":
+            continue
+        if fields[3] == "exec" and len(fields) > 6:
+            kernel = fields[5] + (":" + fields[6] if fields[6] else "")
+            if kernel not in kernels:
+                kernels.append(kernel)
+        elif fields[2:4] == ["info", "cpu"] and fields[4].startswith("isa:"):
+            isa = ",".join(fields[4:])[len("isa:") :].strip()
+    return {"isa": isa, "kernels": kernels}
+
+
+def onednn_kernels(m, k, n, threads):
+    """`{dtype: parse_onednn_verbose(...)}`, one child process per dtype.
+
+    A dtype whose matmul leaves no exec line ran outside oneDNN (Eigen).
+    """
+    found = {}
+    for dtype in ("float32", "bfloat16"):
+        env = dict(os.environ, ONEDNN_VERBOSE="1", TF_CPP_MIN_LOG_LEVEL="2")
+        code = _CHILD.format(threads=threads, m=m, k=k, n=n, dtype=dtype)
+        child = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
+        found[dtype] = parse_onednn_verbose(child.stdout)
+    return found
 
 
 def main(argv=None):
@@ -97,6 +156,14 @@ def main(argv=None):
             flush=True,
         )
     flags = cpu_flags()
+    m, k, n = next(iter(shapes(cfg).values()))
+    kernels = onednn_kernels(m, k, n, args.threads)
+    for dtype, found in kernels.items():
+        print(
+            f"oneDNN {dtype}: {', '.join(found['kernels']) or 'none (Eigen)'}"
+            f"; ISA: {found['isa']}",
+            flush=True,
+        )
     if args.results:
         provenance.write_json(
             args.results,
@@ -108,6 +175,7 @@ def main(argv=None):
                     flag: flag in flags for flag in ("amx_bf16", "avx512_bf16")
                 },
                 "matmuls": figures,
+                "onednn_kernels": kernels,
             },
         )
 
