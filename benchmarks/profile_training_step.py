@@ -16,7 +16,9 @@ it sees inside the step, as its own traced function:
 - `softmax`: both directions' sampled softmax (`direction_loss_sum`,
   8192 candidates) on random `[B, T + 1, P]` states;
 - `optimizer`: the clip (`clipped_gradients`) and the Adagrad update of
-  every weight, on fixed random gradients;
+  every weight, on fixed random gradients: the softmax's as rows (at
+  `2 x (B x (T + 1) + num_sampled)` random rows, as in the step, which
+  `SparseAdagrad` updates row by row), the others dense;
 - `step`: the whole training step (`training_throughput`'s).
 
 The parts run in turns pass by pass; each figure is the median over
@@ -141,10 +143,25 @@ def part_functions(setup, feeds, args, tf):
         )
         for i, (_, t) in enumerate(feeds)
     ]
-    fixed_grads = [
-        tf.random.stateless_normal(v.shape, seed=(2, i)) * 1e-3
-        for i, v in enumerate(variables)
-    ]
+    # The step's softmax gradients are rows: both directions' labels and
+    # candidates (`IndexedSlices`, updated row by row by SparseAdagrad).
+    softmax_vars = {id(v) for v in model.softmax.trainable_variables}
+    labels = int(feeds[0][1].shape[0]) * int(feeds[0][1].shape[1])
+    rows = tf.random.stateless_uniform(
+        (2 * (labels + args.num_sampled),),
+        (3, 0),
+        maxval=int(model.softmax.vocabulary_size),
+        dtype=tf.int32,
+    )
+
+    def fixed_grad(i, v):
+        if id(v) not in softmax_vars:
+            return tf.random.stateless_normal(v.shape, seed=(2, i)) * 1e-3
+        shape = (int(rows.shape[0]),) + tuple(v.shape[1:])
+        values = tf.random.stateless_normal(shape, seed=(2, i)) * 1e-3
+        return tf.IndexedSlices(values, rows, tf.constant(v.shape))
+
+    fixed_grads = [fixed_grad(i, v) for i, v in enumerate(variables)]
 
     def sum_of_squares_grads(fn, inputs, weights):
         float_input = inputs.dtype.is_floating

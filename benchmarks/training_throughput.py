@@ -10,7 +10,8 @@
 One full training step as `keras_elmo.training.Trainer` runs it (training
 call with dropout 0.1, sampled-softmax loss of both directions
 (`sampled_softmax.sampled_softmax_losses`), gradients, global-norm clip
-(`clipped_gradients`), Adagrad update), compiled, on random words; median of
+(`clipped_gradients`), `SparseAdagrad` update of the softmax's touched
+rows, dense elsewhere), compiled, on random words; median of
 `--runs` after a warm-up. Training FLOPs per token are counted as 3x the
 forward FLOPs executed (`inference.executed_flops_per_token`: the token
 part once per distinct word, over the char-CNN windows computed; plus the
@@ -27,7 +28,8 @@ step (`packed`: the biLSTM on real tokens only; `padded`:
 `ResidualBiLSTM.packed = False`, every padded position; `before`: the
 step of every release before issue 16, padded biLSTM and
 `tf.nn.sampled_softmax_loss` on the same candidates, clipped by
-`tf.clip_by_global_norm`) one traced step function, one
+`tf.clip_by_global_norm`, every gradient dense, so Adagrad updates all
+the softmax's rows) one traced step function, one
 warm-up pass, then `--runs` passes, the loops taking turns pass by pass;
 tokens/s = real tokens / median pass seconds. In the same rounds, the
 biLSTM alone (`ResidualBiLSTM` forward + backward of a sum-of-squares
@@ -122,7 +124,8 @@ def main(argv=None):
 
 def training_setup(args):
     """The model, its optimizer and `make_train_step(loss_sum, before)`:
-    the `Trainer`'s step (`before`: the pre-issue-16 clip)."""
+    the `Trainer`'s step (`before`: the pre-issue-16 clip and dense
+    Adagrad update)."""
     import keras
     import tensorflow as tf
 
@@ -130,13 +133,14 @@ def training_setup(args):
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
     from keras_elmo.training.clipped_gradients import clipped_gradients
     from keras_elmo.training.lm_loss import direction_loss_sum
+    from keras_elmo.training.optimizer import make_optimizer
 
     cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
     keras.utils.set_random_seed(0)
     model = BiLMLanguageModel(
         keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary, dropout=0.1
     )
-    optimizer = keras.optimizers.Adagrad(0.2, initial_accumulator_value=1.0)
+    optimizer = make_optimizer("adagrad", 0.2)
     variables = model.trainable_variables
     optimizer.build(variables)
 
@@ -156,10 +160,12 @@ def training_setup(args):
                     )
                     loss += 0.5 * total / count
             grads = tape.gradient(loss, variables)
-            grads = [tf.convert_to_tensor(g) for g in grads]
             if before:  # the pre-issue-16 trainer less its loss-scale passes
+                grads = [
+                    tf.convert_to_tensor(g) for g in grads
+                ]  # dense Adagrad
                 grads, _ = tf.clip_by_global_norm(grads, 10.0)
-            else:
+            else:  # the Trainer's: softmax rows stay sparse (SparseAdagrad)
                 grads, _, _ = clipped_gradients(grads, 10.0)
             optimizer.apply_gradients(zip(grads, variables))
             return loss

@@ -2,15 +2,18 @@
 
 import keras
 
+from keras_elmo.training.sparse_adagrad import SparseAdagrad
+
 
 def make_optimizer(name, learning_rate):
     """bilm-tf's Adagrad (accumulator 1.0) or any Keras optimizer by name.
 
-    Clipping is done by the trainer on the all-reduced gradient, so the
-    optimizer itself must not clip.
+    `"adagrad"` is `SparseAdagrad`: the softmax's row gradients update
+    only their rows, as in bilm-tf. Clipping is done by the trainer on the
+    all-reduced gradient, so the optimizer itself must not clip.
     """
     if name == "adagrad":
-        return keras.optimizers.Adagrad(
+        return SparseAdagrad(
             learning_rate=learning_rate, initial_accumulator_value=1.0
         )
     optimizer = keras.optimizers.get(

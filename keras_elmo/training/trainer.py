@@ -36,6 +36,7 @@ from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.optimizer import make_optimizer
+from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.step_callbacks import step_callbacks
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
@@ -147,6 +148,7 @@ class Trainer:
         config = self.config
         variables = model.trainable_variables
         replicas = self.strategy.num_replicas_in_sync
+        sparse_rows = isinstance(optimizer, SparseAdagrad)
 
         def replica_step(features, targets, step):
             context = tf.distribute.get_replica_context()
@@ -174,8 +176,12 @@ class Trainer:
                 loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
                 scaled = loss * self.loss_scale.value
             grads = tape.gradient(scaled, variables)
+            # Row gradients (the softmax's) stay `IndexedSlices` through the
+            # all-reduce and the clip when the optimizer updates rows.
             grads = [
-                tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+                tf.zeros_like(v)
+                if g is None
+                else (g if sparse_rows else tf.convert_to_tensor(g))
                 for g, v in zip(grads, variables)
             ]
             grads = context.all_reduce("sum", grads)
