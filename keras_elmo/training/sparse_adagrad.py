@@ -43,7 +43,8 @@ class SparseAdagrad(keras.optimizers.Adagrad):
             accumulator,
             tf.IndexedSlices(tf.square(values), rows, gradient.dense_shape),
         )
-        accumulated = tf.gather(tf.convert_to_tensor(accumulator), rows)
+        # A gather from the tf.Variable reads only these rows.
+        accumulated = tf.gather(accumulator.value, rows)
         step = tf.math.divide(lr * values, tf.sqrt(accumulated + self.epsilon))
         self.assign_sub(
             variable, tf.IndexedSlices(step, rows, gradient.dense_shape)
