@@ -18,7 +18,10 @@ def clipped_gradients(grads, clip_norm, loss_scale=1.0, replicas=1):
     (the gradients are ~20M floats, rewritten each time). A non-finite
     norm gives zero gradients (a `tf.cond`, not a multiply, so `inf * 0`
     cannot make a NaN); the caller reports the step as not applied.
-    `tf.IndexedSlices` stay sparse.
+    `tf.IndexedSlices` stay sparse, with repeated rows summed first
+    (`summed_rows`), so that `||g||` is the dense gradient's norm (a norm
+    over the raw values would count `a^2 + b^2` where the row holds
+    `(a + b)^2`); bilm-tf deduplicates the same way before its clip.
 
     Args:
         grads: list of float32 tensors or `tf.IndexedSlices`.
@@ -30,6 +33,7 @@ def clipped_gradients(grads, clip_norm, loss_scale=1.0, replicas=1):
         `(grads, norm, finite)`: the gradients to apply, the global norm of
         the unscaled gradients (float32 scalar) and whether it is finite.
     """
+    grads = [summed_rows(g) for g in grads]
     norm = tf.linalg.global_norm(grads) / loss_scale
     finite = tf.math.is_finite(norm)
     # tf.clip_by_global_norm's own form of min(1, clip_norm / norm).
@@ -49,3 +53,19 @@ def _map_values(grad, fn):
     if isinstance(grad, tf.IndexedSlices):
         return tf.IndexedSlices(fn(grad.values), grad.indices, grad.dense_shape)
     return fn(grad)
+
+
+def summed_rows(grad):
+    """`grad` with the values of repeated `IndexedSlices` rows summed.
+
+    `IndexedSlices(values [N, ...], indices [N])` ->
+    `IndexedSlices(values [U, ...], unique indices [U])`, the same dense
+    tensor; a dense `grad` is returned as is.
+    """
+    if not isinstance(grad, tf.IndexedSlices):
+        return grad
+    rows, position = tf.unique(grad.indices)
+    values = tf.math.unsorted_segment_sum(
+        grad.values, position, tf.shape(rows)[0]
+    )
+    return tf.IndexedSlices(values, rows, grad.dense_shape)

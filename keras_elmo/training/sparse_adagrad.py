@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from keras_elmo.training.clipped_gradients import summed_rows
+
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
 class SparseAdagrad(keras.optimizers.Adagrad):
@@ -32,12 +34,9 @@ class SparseAdagrad(keras.optimizers.Adagrad):
         if not isinstance(gradient, tf.IndexedSlices):
             return super().update_step(gradient, variable, learning_rate)
         lr = tf.cast(learning_rate, variable.dtype)
-        rows, position = tf.unique(gradient.indices)
-        values = tf.math.unsorted_segment_sum(
-            tf.cast(gradient.values, variable.dtype),
-            position,
-            tf.shape(rows)[0],
-        )
+        gradient = summed_rows(gradient)
+        rows = gradient.indices
+        values = tf.cast(gradient.values, variable.dtype)
         accumulator = self._accumulators[self._get_variable_index(variable)]
         self.assign_add(
             accumulator,

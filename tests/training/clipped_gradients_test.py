@@ -60,3 +60,23 @@ def test_indexed_slices_stay_sparse_and_count_in_the_norm():
     np.testing.assert_allclose(
         tf.convert_to_tensor(applied[2]), expected[2], rtol=1e-6
     )
+
+
+def test_repeated_rows_are_summed_so_the_norm_is_the_dense_norm():
+    # Rows 1 and 1 again: the dense row is [4, 0], norm 4 (not sqrt(10)).
+    values = tf.constant([[1.0, 0.0], [3.0, 0.0], [0.0, 2.0]])
+    sparse = tf.IndexedSlices(values, tf.constant([1, 1, 3]), [4, 2])
+    applied, norm, _ = clipped_gradients([sparse], 100.0)
+    dense = tf.convert_to_tensor(sparse)
+    assert float(norm) == pytest.approx(float(tf.norm(dense)), rel=1e-6)
+    assert float(norm) == pytest.approx(np.sqrt(16.0 + 4.0), rel=1e-6)
+    assert isinstance(applied[0], tf.IndexedSlices)
+    np.testing.assert_array_equal(np.sort(applied[0].indices), [1, 3])
+    np.testing.assert_allclose(tf.convert_to_tensor(applied[0]), dense)
+    # Clipped to norm 2: the dense gradient scaled by 2 / sqrt(20).
+    clipped, _, _ = clipped_gradients([sparse], 2.0)
+    np.testing.assert_allclose(
+        tf.convert_to_tensor(clipped[0]),
+        dense.numpy() * 2.0 / np.sqrt(20.0),
+        rtol=1e-6,
+    )
