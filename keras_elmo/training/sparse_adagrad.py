@@ -24,8 +24,9 @@ class SparseAdagrad(keras.optimizers.Adagrad):
     scatter ops. Where a dense update sees `g = 0` it leaves the row as is
     (`a + 0`, `w - 0`), so both give the same variables; the sparse one
     costs O(rows touched x D) instead of O(V x D), which matters at
-    bilm-tf's 793k-word vocabulary (a dense pass over 406M floats, three
-    times a step).
+    bilm-tf's 793k-word vocabulary (406M weights and as many accumulators
+    read and written every step; `benchmarks/optimizer_update.py` times
+    both).
 
     Args: those of `keras.optimizers.Adagrad`.
     """
