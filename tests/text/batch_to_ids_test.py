@@ -4,6 +4,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from hypothesis import example
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -211,6 +212,8 @@ class BatchToIdsTest(TestCase):
 
     @settings(max_examples=200, deadline=None)
     @given(token=any_token)
+    @example(token="\ud800")  # only a surrogate: a token with no bytes
+    @example(token="a\udfffb")
     def test_property_single_token(self, token):
         row = batch_to_ids([[token]])[0, 0]
         self.assertEqual(row.shape, (50,))
@@ -228,7 +231,10 @@ class BatchToIdsTest(TestCase):
             self.assertTrue((row[n + 2 :] == PAD).all())
             # Surrogates never reach the bytes.
             clean = "".join(c for c in token if not is_surrogate(c))
-            self.assertEqual(row.tolist(), expected_row(clean).tolist())
+            if clean:
+                self.assertEqual(row.tolist(), expected_row(clean).tolist())
+            else:  # still a token (not padding), with no bytes
+                self.assertEqual(row.tolist(), [BOW, EOW] + [PAD] * 48)
 
     @settings(max_examples=200, deadline=None)
     @given(sentences=sentences_strategy)
