@@ -9,6 +9,7 @@ from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.highway import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
+from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
@@ -17,11 +18,20 @@ from keras_elmo.models.bilm_inputs import check_char_ids
 from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
+from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
 from keras_elmo.presets.sources import resolve_preset
 from keras_elmo.text import char_vocab
+from keras_elmo.text import unicode_lexicon
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+
+
+class _Holder:
+    """Holds a layer without Keras tracking it."""
+
+    def __init__(self, layer):
+        self.layer = layer
 
 
 @keras_elmo_export("keras_elmo.BiLM")
@@ -84,9 +94,21 @@ class BiLM(keras.Model):
                 "`config` must be a keras_elmo.BiLMConfig or a dict of its "
                 f"fields, received {type(config).__name__}."
             )
+        if stateful and config.has_word_branch:
+            raise ValueError(
+                "`stateful=True` is not supported for a biLM with a word "
+                "embedding branch (`word_lexicon`); use stateful=False."
+            )
         # === Layers ===
+        lexicon = {}
+        if config.has_char_lexicon:
+            bos, eos = unicode_lexicon.boundary_char_ids(config.char_specials)
+            lexicon = {
+                "bos_ids": bos.tolist(),
+                "eos_ids": eos.tolist(),
+            }
         add_boundaries = AddSentenceBoundaries(
-            dtype=dtype, name="add_sentence_boundaries"
+            dtype=dtype, name="add_sentence_boundaries", **lexicon
         )
         token_mask = TokenMask(dtype=dtype, name="token_mask")
         char_cnn = CharCNNEmbedding(
@@ -95,7 +117,35 @@ class BiLM(keras.Model):
             activation=config.activation,
             dtype=dtype,
             name="char_cnn",
+            **(
+                {
+                    "num_characters": config.char_table_rows,
+                    "pad_id": config.char_pad_id,
+                }
+                if config.has_char_lexicon
+                else {}
+            ),
         )
+        word_embedding = None
+        if config.has_word_branch:
+            word_embedding = keras.layers.Embedding(
+                config.word_vocab_size,
+                config.word_embedding_dim,
+                dtype=dtype,
+                name="word_embedding",
+            )
+            specials = unicode_lexicon.specials_dict(
+                config.word_specials, unicode_lexicon.WORD_SPECIALS
+            )
+            add_word_boundaries = AddWordBoundaries(
+                specials["bos"],
+                specials["eos"],
+                specials["pad"],
+                name="add_word_boundaries",
+            )
+            token_features = keras.layers.Concatenate(
+                axis=-1, dtype=dtype, name="token_features"
+            )
         highway = Highway(
             num_layers=config.num_highway_layers, dtype=dtype, name="highway"
         )
@@ -132,7 +182,16 @@ class BiLM(keras.Model):
         with_boundaries = add_boundaries(char_ids)
         mask_with_boundaries = token_mask(with_boundaries)
         unique, inverse = unique_tokens(with_boundaries)
-        x = gather_unique(projection(highway(char_cnn(unique))), inverse)
+        if word_embedding is None:
+            x = gather_unique(projection(highway(char_cnn(unique))), inverse)
+        else:
+            # ELMoForManyLangs: [word embedding; highway(char-CNN)] -> P.
+            inputs["word_ids"] = keras.Input(
+                shape=(None,), dtype="int32", name="word_ids"
+            )
+            words = add_word_boundaries(inputs["word_ids"], token_mask=mask)
+            chars = gather_unique(highway(char_cnn(unique)), inverse)
+            x = projection(token_features([word_embedding(words), chars]))
         if stateful:
             inputs["initial_h"] = keras.Input(
                 shape=(2, None, config.projection_dim),
@@ -156,7 +215,7 @@ class BiLM(keras.Model):
         if stateful:
             outputs["final_h"], outputs["final_c"] = final_h, final_c
         super().__init__(
-            inputs=inputs if stateful else char_ids,
+            inputs=inputs if len(inputs) > 1 else char_ids,
             outputs=outputs,
             dtype=dtype,
             **kwargs,
@@ -169,9 +228,30 @@ class BiLM(keras.Model):
         self.char_cnn = char_cnn
         self.highway = highway
         self.token_projection = projection
+        self.word_embedding = word_embedding
         self.bilstm = bilstm
         self.remove_boundaries = strip
         self._carried = CarriedStates(config) if stateful else None
+        # Not a tracked sublayer: it has no weights, and the config makes
+        # it again, so `.keras` files stay as they were.
+        self._encoder = _Holder(token_encoder_for(config))
+
+    @property
+    def token_encoder(self):
+        """The layer `encode_tokens` runs (`keras_elmo.models.
+        token_encoder`): `CharacterIds` for a bilm-tf model."""
+        return self._encoder.layer
+
+    def encode_tokens(self, tokens):
+        """String tokens `[B, T]` (`""` = padding) -> this biLM's inputs.
+
+        Char ids `[B, T, 50]` (UTF-8 bytes, or the model's own character
+        lexicon), or `{"char_ids", "word_ids"}` for a model with a word
+        embedding branch; in graph, TensorFlow only. `bilm(
+        bilm.encode_tokens(tokens))` is what `ElmoLayer`, the SavedModel
+        and `BiLMEmbedder` run on string tokens.
+        """
+        return self._encoder.layer(tokens)
 
     @property
     def num_output_layers(self):
@@ -192,7 +272,19 @@ class BiLM(keras.Model):
         (`ElmoLayer(vocabulary=...)`); `contextualize` takes it on from
         there.
         """
-        return self.token_projection(self.highway(self.char_cnn(char_ids)))
+        if self.word_embedding is None:
+            if isinstance(char_ids, dict):
+                char_ids = char_ids["char_ids"]
+            return self.token_projection(self.highway(self.char_cnn(char_ids)))
+        if not isinstance(char_ids, dict) or "word_ids" not in char_ids:
+            raise TypeError(
+                "This biLM has a word embedding branch: `embed_tokens` "
+                "takes {'char_ids': [B, T, 50], 'word_ids': [B, T]} "
+                "(`encode_tokens`), received char ids only."
+            )
+        chars = self.highway(self.char_cnn(char_ids["char_ids"]))
+        words = self.word_embedding(char_ids["word_ids"])
+        return self.token_projection(ops.concatenate([words, chars], -1))
 
     def contextualize(self, token_embeddings, mask, training=None):
         """Runs the biLSTM on token embeddings made by `embed_tokens`.
@@ -222,11 +314,19 @@ class BiLM(keras.Model):
         )
 
     def __call__(self, inputs, *args, **kwargs):
+        rows = self.config.char_table_rows
         if isinstance(inputs, dict):
             if "char_ids" in inputs:
-                check_char_ids(inputs["char_ids"])
+                check_char_ids(inputs["char_ids"], rows)
         else:
-            inputs = check_char_ids(inputs)
+            if self.word_embedding is not None:
+                raise TypeError(
+                    "This biLM has a word embedding branch: it takes "
+                    "{'char_ids': [B, T, 50], 'word_ids': [B, T]}, made "
+                    "from string tokens by `bilm.encode_tokens(tokens)`; "
+                    "received char ids only."
+                )
+            inputs = check_char_ids(inputs, rows)
         if not self.stateful or isinstance(inputs, dict):
             return super().__call__(inputs, *args, **kwargs)
         initial_h, initial_c = self._carried.initial(inputs)
@@ -243,6 +343,31 @@ class BiLM(keras.Model):
         )
         self._carried.update(outputs.pop("final_h"), outputs.pop("final_c"))
         return outputs
+
+    @classmethod
+    def from_elmoformanylangs(cls, folder, **kwargs):
+        """Builds a biLM from an ELMoForManyLangs model folder, exactly.
+
+        Reads `config.json` (its `config_path` architecture, found as the
+        package finds it, or one of the package's two known configs),
+        `char.dic`, `word.dic` and the `token_embedder.pkl` /
+        `encoder.pkl` state dicts (torch's zip or legacy layout) without
+        torch and without running pickle code. The result gives the
+        package's `sents2elmo(output_layer=-2)` layers for every sentence
+        (statelessly; the package's first batch); see
+        docs/ELMOFORMANYLANGS.md and
+        `keras_elmo.weights.elmoformanylangs`.
+
+        Args:
+            folder: str. The model folder.
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        from keras_elmo.weights import elmoformanylangs
+
+        model = elmoformanylangs.read_folder(folder)
+        bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
+        elmoformanylangs.load_weights(bilm, model)
+        return bilm
 
     def reset_states(self):
         """Forgets the carried LSTM states (stateful mode)."""

@@ -79,13 +79,30 @@ ARCHITECTURE = {
 
 # Characters seen "in training", in order of first appearance; then the
 # specials, as biLM.py appends them.
-CHARS = list("的一是在不了有和人这中大为上个国我以要他") + list(
-    "abcdefghijklmnopqrstuvwxyzTHE.,!?0123456789"
-) + ["\u3000", "é", "😀"]
+CHARS = (
+    list("的一是在不了有和人这中大为上个国我以要他")
+    + list("abcdefghijklmnopqrstuvwxyzTHE.,!?0123456789")
+    + ["\u3000", "é", "😀"]
+)
 CHAR_SPECIALS = ["<bos>", "<eos>", "<oov>", "<pad>", "<bow>", "<eow>"]
 WORD_SPECIALS = ["<oov>", "<bos>", "<eos>", "<pad>"]
-WORDS = ["的", "是", "中国", "我们", "the", "cat", "is", "on", "mat", ".",
-         "，", "。", "hello", "world", "a" * 48]
+WORDS = [
+    "的",
+    "是",
+    "中国",
+    "我们",
+    "the",
+    "cat",
+    "is",
+    "on",
+    "mat",
+    ".",
+    "，",
+    "。",
+    "hello",
+    "world",
+    "a" * 48,
+]
 
 LONG_ZH = "中国人" * 20  # 60 code points: cut to 48
 SENTENCES = [
@@ -97,8 +114,21 @@ SENTENCES = [
     ["中\u3000国", "x\u00a0y", "😀", "café", "cafe\u0301"],
     ["<bos>", "的", "<eos>", "<oov>", "<pad>"],  # literal specials
     ["单"],
-    ["the", "cat", "，", "我们", "hello", "world", "是", "一", "个",
-     "人", ".", "the", "mat"],
+    [
+        "the",
+        "cat",
+        "，",
+        "我们",
+        "hello",
+        "world",
+        "是",
+        "一",
+        "个",
+        "人",
+        ".",
+        "the",
+        "mat",
+    ],
 ]
 
 
@@ -160,9 +190,7 @@ def write_folder(folder, arch, legacy, model):
     with open(os.path.join(folder, "char.dic"), "w", encoding="utf-8") as f:
         f.writelines(lexicon_lines(CHARS + CHAR_SPECIALS))
     if arch["token_embedder"]["word_dim"] > 0:
-        with open(
-            os.path.join(folder, "word.dic"), "w", encoding="utf-8"
-        ) as f:
+        with open(os.path.join(folder, "word.dic"), "w", encoding="utf-8") as f:
             f.writelines(lexicon_lines(WORD_SPECIALS + WORDS))
     kwargs = {"_use_new_zipfile_serialization": False} if legacy else {}
     torch.save(
@@ -230,19 +258,25 @@ def main(argv=None):
             shutil.rmtree(folder, ignore_errors=True)
             write_folder(folder, arch, layout == "legacy", model)
             outputs[layout] = (run_package(folder, -2), run_package(folder, -1))
-        for a, b in zip(outputs["zip"][0] + outputs["zip"][1],
-                        outputs["legacy"][0] + outputs["legacy"][1]):
+        for a, b in zip(
+            outputs["zip"][0] + outputs["zip"][1],
+            outputs["legacy"][0] + outputs["legacy"][1],
+        ):
             assert np.array_equal(a, b), "zip and legacy layouts differ"
         layers, average = outputs["zip"]
         arrays = {
             "sentences_json": np.array(json.dumps(SENTENCES)),
-            "versions_json": np.array(json.dumps({
-                "torch": torch.__version__,
-                "elmoformanylangs": "0.0.4.post2",
-                "package_file": elmoformanylangs.__file__,
-                "python": sys.version.split()[0],
-                "seed": args.seed + word_dim,
-            })),
+            "versions_json": np.array(
+                json.dumps(
+                    {
+                        "torch": torch.__version__,
+                        "elmoformanylangs": "0.0.4.post2",
+                        "package_file": elmoformanylangs.__file__,
+                        "python": sys.version.split()[0],
+                        "seed": args.seed + word_dim,
+                    }
+                )
+            ),
         }
         for i, (all_layers, avg) in enumerate(zip(layers, average)):
             arrays[f"layers_{i}"] = np.asarray(all_layers, np.float32)
@@ -251,9 +285,11 @@ def main(argv=None):
             os.path.join(args.out, f"{name}_reference.npz"), **arrays
         )
         stats = np.concatenate([a.reshape(-1) for a in layers])
-        print(f"{name}: {len(layers)} sentences, layers {layers[0].shape}, "
-              f"mean {stats.mean():+.3f} std {stats.std():.3f}, "
-              f"|x|>=3 (clipped): {(np.abs(stats) >= 2.9999).mean():.1%}")
+        print(
+            f"{name}: {len(layers)} sentences, layers {layers[0].shape}, "
+            f"mean {stats.mean():+.3f} std {stats.std():.3f}, "
+            f"|x|>=3 (clipped): {(np.abs(stats) >= 2.9999).mean():.1%}"
+        )
 
 
 if __name__ == "__main__":
