@@ -9,20 +9,19 @@ from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.highway import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.models import bilm_lexicon
 from keras_elmo.models.bilm_inputs import check_char_ids
 from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
-from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
+from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.presets.sources import resolve_preset
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
 
@@ -100,15 +99,10 @@ class BiLM(keras.Model):
                 "embedding branch (`word_lexicon`); use stateful=False."
             )
         # === Layers ===
-        lexicon = {}
-        if config.has_char_lexicon:
-            bos, eos = unicode_lexicon.boundary_char_ids(config.char_specials)
-            lexicon = {
-                "bos_ids": bos.tolist(),
-                "eos_ids": eos.tolist(),
-            }
         add_boundaries = AddSentenceBoundaries(
-            dtype=dtype, name="add_sentence_boundaries", **lexicon
+            dtype=dtype,
+            name="add_sentence_boundaries",
+            **bilm_lexicon.boundary_args(config),
         )
         token_mask = TokenMask(dtype=dtype, name="token_mask")
         char_cnn = CharCNNEmbedding(
@@ -117,35 +111,10 @@ class BiLM(keras.Model):
             activation=config.activation,
             dtype=dtype,
             name="char_cnn",
-            **(
-                {
-                    "num_characters": config.char_table_rows,
-                    "pad_id": config.char_pad_id,
-                }
-                if config.has_char_lexicon
-                else {}
-            ),
+            **bilm_lexicon.char_cnn_args(config),
         )
-        word_embedding = None
-        if config.has_word_branch:
-            word_embedding = keras.layers.Embedding(
-                config.word_vocab_size,
-                config.word_embedding_dim,
-                dtype=dtype,
-                name="word_embedding",
-            )
-            specials = unicode_lexicon.specials_dict(
-                config.word_specials, unicode_lexicon.WORD_SPECIALS
-            )
-            add_word_boundaries = AddWordBoundaries(
-                specials["bos"],
-                specials["eos"],
-                specials["pad"],
-                name="add_word_boundaries",
-            )
-            token_features = keras.layers.Concatenate(
-                axis=-1, dtype=dtype, name="token_features"
-            )
+        words = bilm_lexicon.word_branch(config, dtype)
+        word_embedding = None if words is None else words[0]
         highway = Highway(
             num_layers=config.num_highway_layers, dtype=dtype, name="highway"
         )
@@ -182,16 +151,17 @@ class BiLM(keras.Model):
         with_boundaries = add_boundaries(char_ids)
         mask_with_boundaries = token_mask(with_boundaries)
         unique, inverse = unique_tokens(with_boundaries)
-        if word_embedding is None:
+        if words is None:
             x = gather_unique(projection(highway(char_cnn(unique))), inverse)
         else:
             # ELMoForManyLangs: [word embedding; highway(char-CNN)] -> P.
+            _, add_word_boundaries, token_features = words
             inputs["word_ids"] = keras.Input(
                 shape=(None,), dtype="int32", name="word_ids"
             )
-            words = add_word_boundaries(inputs["word_ids"], token_mask=mask)
+            word_ids = add_word_boundaries(inputs["word_ids"], token_mask=mask)
             chars = gather_unique(highway(char_cnn(unique)), inverse)
-            x = projection(token_features([word_embedding(words), chars]))
+            x = projection(token_features([word_embedding(word_ids), chars]))
         if stateful:
             inputs["initial_h"] = keras.Input(
                 shape=(2, None, config.projection_dim),
@@ -243,14 +213,10 @@ class BiLM(keras.Model):
         return self._encoder.layer
 
     def encode_tokens(self, tokens):
-        """String tokens `[B, T]` (`""` = padding) -> this biLM's inputs.
-
-        Char ids `[B, T, 50]` (UTF-8 bytes, or the model's own character
-        lexicon), or `{"char_ids", "word_ids"}` for a model with a word
-        embedding branch; in graph, TensorFlow only. `bilm(
-        bilm.encode_tokens(tokens))` is what `ElmoLayer`, the SavedModel
-        and `BiLMEmbedder` run on string tokens.
-        """
+        """String tokens `[B, T]` (`""` = padding) -> this biLM's inputs:
+        char ids `[B, T, 50]`, or `{"char_ids", "word_ids"}` with a word
+        branch (in graph; what ElmoLayer, the SavedModel and BiLMEmbedder
+        run on string tokens)."""
         return self._encoder.layer(tokens)
 
     @property
@@ -272,19 +238,9 @@ class BiLM(keras.Model):
         (`ElmoLayer(vocabulary=...)`); `contextualize` takes it on from
         there.
         """
-        if self.word_embedding is None:
-            if isinstance(char_ids, dict):
-                char_ids = char_ids["char_ids"]
-            return self.token_projection(self.highway(self.char_cnn(char_ids)))
-        if not isinstance(char_ids, dict) or "word_ids" not in char_ids:
-            raise TypeError(
-                "This biLM has a word embedding branch: `embed_tokens` "
-                "takes {'char_ids': [B, T, 50], 'word_ids': [B, T]} "
-                "(`encode_tokens`), received char ids only."
-            )
-        chars = self.highway(self.char_cnn(char_ids["char_ids"]))
-        words = self.word_embedding(char_ids["word_ids"])
-        return self.token_projection(ops.concatenate([words, chars], -1))
+        if self.word_embedding is not None or isinstance(char_ids, dict):
+            return bilm_lexicon.embed_tokens(self, char_ids)
+        return self.token_projection(self.highway(self.char_cnn(char_ids)))
 
     def contextualize(self, token_embeddings, mask, training=None):
         """Runs the biLSTM on token embeddings made by `embed_tokens`.
@@ -320,12 +276,7 @@ class BiLM(keras.Model):
                 check_char_ids(inputs["char_ids"], rows)
         else:
             if self.word_embedding is not None:
-                raise TypeError(
-                    "This biLM has a word embedding branch: it takes "
-                    "{'char_ids': [B, T, 50], 'word_ids': [B, T]}, made "
-                    "from string tokens by `bilm.encode_tokens(tokens)`; "
-                    "received char ids only."
-                )
+                raise TypeError(bilm_lexicon.NEEDS_WORD_IDS)
             inputs = check_char_ids(inputs, rows)
         if not self.stateful or isinstance(inputs, dict):
             return super().__call__(inputs, *args, **kwargs)
@@ -346,27 +297,19 @@ class BiLM(keras.Model):
 
     @classmethod
     def from_elmoformanylangs(cls, folder, **kwargs):
-        """Builds a biLM from an ELMoForManyLangs model folder, exactly.
+        """A biLM from an ELMoForManyLangs model folder, exactly.
 
-        Reads `config.json` (its `config_path` architecture, found as the
-        package finds it, or one of the package's two known configs),
-        `char.dic`, `word.dic` and the `token_embedder.pkl` /
-        `encoder.pkl` state dicts (torch's zip or legacy layout) without
-        torch and without running pickle code. The result gives the
-        package's `sents2elmo(output_layer=-2)` layers for every sentence
-        (statelessly; the package's first batch); see
-        docs/ELMOFORMANYLANGS.md and
-        `keras_elmo.weights.elmoformanylangs`.
-
-        Args:
-            folder: str. The model folder.
-            **kwargs: passed to the constructor (e.g. `dtype`).
+        Reads its files without torch and without running pickle code
+        (`keras_elmo.weights.elmoformanylangs`); the result gives the
+        package's `sents2elmo(output_layer=-2)` layers, statelessly. See
+        docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
         """
         from keras_elmo.weights import elmoformanylangs
+        from keras_elmo.weights import elmoformanylangs_weights
 
         model = elmoformanylangs.read_folder(folder)
         bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
-        elmoformanylangs.load_weights(bilm, model)
+        elmoformanylangs_weights.load_weights(bilm, model)
         return bilm
 
     def reset_states(self):

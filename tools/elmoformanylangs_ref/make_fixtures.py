@@ -45,10 +45,9 @@ import random
 import shutil
 import sys
 
+import elmoformanylangs
 import numpy as np
 import torch
-
-import elmoformanylangs
 from elmoformanylangs import Embedder
 from elmoformanylangs.frontend import Model
 from elmoformanylangs.modules.embedding_layer import EmbeddingLayer
