@@ -239,6 +239,30 @@ def run_package(folder, output_layer):
     return embedder.sents2elmo(SENTENCES, output_layer=output_layer)
 
 
+def write_torch_layouts(out):
+    """Tensors that exercise the reader: views, offsets, dtypes."""
+    folder = os.path.join(out, "torch_layouts")
+    os.makedirs(folder, exist_ok=True)
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6) / 7
+    state = {
+        "transposed": base.t(),
+        "offset_slice": base[1:, 2:5],
+        "half": torch.linspace(-2, 2, 5).half(),
+        "long": torch.arange(-3, 3, dtype=torch.int64).reshape(2, 3),
+        "scalar": torch.tensor(1.5),
+    }
+    for layout, zipped in (("zip", True), ("legacy", False)):
+        torch.save(
+            state,
+            os.path.join(folder, f"tensors_{layout}.pkl"),
+            _use_new_zipfile_serialization=zipped,
+        )
+    np.savez(
+        os.path.join(folder, "expected.npz"),
+        **{k: v.numpy() for k, v in state.items()},
+    )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -247,6 +271,7 @@ def main(argv=None):
     torch.set_num_threads(1)
     logging.getLogger("elmoformanylangs").setLevel(logging.ERROR)
     os.makedirs(args.out, exist_ok=True)
+    write_torch_layouts(args.out)
     for name, word_dim in (("word", 6), ("char", 0)):
         arch = json.loads(json.dumps(ARCHITECTURE))
         arch["token_embedder"]["word_dim"] = word_dim
