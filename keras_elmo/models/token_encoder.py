@@ -51,7 +51,7 @@ def lookup_tables(encoder):
     return list(getattr(encoder, "lookup_tables", []))
 
 
-@keras_elmo_export("keras_elmo.layers.LexiconTokenEncoder")
+@keras_elmo_export("keras_elmo.models.LexiconTokenEncoder")
 class LexiconTokenEncoder(keras.layers.Layer):
     """String tokens -> `{"char_ids", "word_ids"}` for a word-branch biLM.
 
