@@ -16,8 +16,8 @@ from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unicode_character_ids import UnicodeCharacterIds
+from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.layers.word_ids import WordIds
 
