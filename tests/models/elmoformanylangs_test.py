@@ -8,6 +8,7 @@ Chinese, English, out-of-lexicon characters, unknown words, over-long
 tokens and literal specials.
 """
 
+import keras
 import numpy as np
 import pytest
 
@@ -112,3 +113,19 @@ def test_stateful_is_refused_with_a_word_branch(bilms):
     config = bilms[("word", "zip")].config
     with pytest.raises(ValueError, match="stateful"):
         keras_elmo.BiLM(config, stateful=True)
+
+
+def test_keras_file_round_trip_keeps_the_lexicons(bilms, tmp_path):
+    bilm = bilms[("word", "zip")]
+    path = str(tmp_path / "efml.keras")
+    bilm.save(path)
+    reloaded = keras.saving.load_model(path, safe_mode=True)
+    assert reloaded.config == bilm.config
+    sentences, expected, _ = ref.reference("word")
+    for a, e in zip(ref.bilm_layers(reloaded, sentences), expected):
+        ref.assert_relative(a, e)
+
+
+def test_token_cache_is_refused_for_a_lexicon_model(bilms):
+    with pytest.raises(ValueError, match="UTF-8 byte characters"):
+        keras_elmo.ElmoLayer(bilms[("char", "zip")], vocabulary=["中国"])
