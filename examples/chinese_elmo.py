@@ -22,15 +22,6 @@ import argparse
 import numpy as np
 
 import keras_elmo
-from keras_elmo.export.embedder import BiLMEmbedder
-from keras_elmo.weights.elmoformanylangs import is_elmoformanylangs_folder
-
-
-def load_bilm(model):
-    """An ELMoForManyLangs folder, or any folder `BiLM.from_preset` takes."""
-    if is_elmoformanylangs_folder(model):
-        return keras_elmo.BiLM.from_elmoformanylangs(model)
-    return keras_elmo.BiLM.from_preset(model)
 
 
 def segment(text):
@@ -69,8 +60,9 @@ def main(argv=None):
             ["我们", "是", "中国", "人", "。"],
             ["他", "在", "中国", "。"],
         ]
-    embed = BiLMEmbedder(load_bilm(args.model))
-    layers = embed(sentences)  # [3, n, D] per sentence
+    # An ELMoForManyLangs folder, its converted folder, a preset name ...
+    embedder = keras_elmo.Embedder.from_preset(args.model)
+    layers = embedder.embed(sentences, layers="all")  # [3, n, D] each
     vectors = [x.mean(axis=0) for x in layers]  # sents2elmo's default
     for sentence, rows in zip(sentences, vectors):
         print(" ".join(sentence))
