@@ -299,7 +299,7 @@ class BiLM(keras.Model):
     def from_elmoformanylangs(cls, folder, **kwargs):
         """A biLM from an ELMoForManyLangs model folder, exactly.
 
-        Reads its files without torch and without running pickle code
+        Reads its files without torch and without running pickled code
         (`keras_elmo.weights.elmoformanylangs`); the result gives the
         package's `sents2elmo(output_layer=-2)` layers, statelessly. See
         docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
