@@ -124,7 +124,7 @@ def test_options_round_trip_with_lexicon_files(tmp_path):
 
 
 def test_bilm_tf_configs_are_unchanged():
-    config = keras_elmo.BiLMConfig.from_preset("tiny")
+    config = keras_elmo.BiLMConfig.from_architecture("tiny")
     assert "token_encoder" not in config.to_options_dict()
     assert sorted(config.to_dict()) == sorted(
         [
