@@ -11,7 +11,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.models.token_encoder import lookup_tables
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.utils.serving_layout import is_saved_model
 from keras_elmo.utils.validation import check_positive_int
@@ -78,6 +78,8 @@ class ElmoModule(tf.Module):
             weights += list(token_cache.weights)
             # The vocabulary's hash table, saved with the module.
             self._token_table = token_cache.lookup.lookup_table
+        # The token encoder's lexicon hash tables (none for bilm-tf).
+        self._encoder_tables = lookup_tables(bilm.token_encoder)
         variables = _unique(weights)
         trainable = _unique([w for w in scalar_mix.weights if w.trainable])
         trainable_ids = {id(w) for w in trainable}
@@ -169,7 +171,7 @@ class ElmoModule(tf.Module):
         cache when there is one."""
         bilm, cache = self._keras.bilm, self._keras.cache
         if cache is None:
-            outputs = bilm(tokens_to_char_ids(tokens), training=False)
+            outputs = bilm(bilm.encode_tokens(tokens), training=False)
         else:
             mask = tf.not_equal(tokens, "")
             outputs = bilm.contextualize(cache(tokens), mask, training=False)
