@@ -20,6 +20,7 @@ from keras_elmo.models.bilm_state import CarriedStates
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
 from keras_elmo.presets.sources import resolve_preset
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.backend import check_backend
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
 
@@ -222,6 +223,7 @@ class BiLM(keras.Model):
         )
 
     def __call__(self, inputs, *args, **kwargs):
+        check_backend("BiLM")
         if isinstance(inputs, dict):
             if "char_ids" in inputs:
                 check_char_ids(inputs["char_ids"])
