@@ -50,7 +50,9 @@ def records(payload):
     """The provenance records of a results file (one, or one per run)."""
     if "provenance" in payload:
         return [payload["provenance"]]
-    return [r["provenance"] for r in payload.get("runs", []) if "provenance" in r]
+    return [
+        r["provenance"] for r in payload.get("runs", []) if "provenance" in r
+    ]
 
 
 def producing_script(relative, command):
@@ -94,9 +96,7 @@ def reasons(relative, payload=None):
     for record in records(payload):
         commit = record.get("commit") or ""
         if record.get("uncommitted_changes"):
-            found.append(
-                f"written with uncommitted changes at {commit[:10]}"
-            )
+            found.append(f"written with uncommitted changes at {commit[:10]}")
         paths = list(record.get("modules") or [])
         script = producing_script(relative, record.get("command"))
         if script:
@@ -116,7 +116,44 @@ def markers(text):
     """`{file: [commit, ...]}` of the measured-at markers in `text`."""
     found = {}
     for match in MARKER.finditer(text):
-        found.setdefault(match.group("file"), []).append(
-            match.group("commit")
-        )
+        found.setdefault(match.group("file"), []).append(match.group("commit"))
     return found
+
+
+def document_problems(text, load):
+    """Problems of one document's quoted figures, as str (none: empty).
+
+    `text` is the document; `load(relative)` returns a results file's
+    payload. Each quoted file with `reasons` needs a measured-at marker
+    for each of its commits; each marker must name a quoted file and
+    one of its commits (a rerun turns an old marker into a problem).
+    """
+    from_figures = re.compile(r"<!-- fig (\S+) ")
+    quoted = sorted(set(from_figures.findall(text)))
+    marked = markers(text)
+    problems = []
+    for relative in quoted:
+        payload = load(relative)
+        found = reasons(relative, payload)
+        if not found:
+            continue
+        for commit in set(commits(payload)):
+            if not any(commit.startswith(m) for m in marked.get(relative, [])):
+                problems.append(
+                    f"{relative}: {'; '.join(found)}; rerun it, or mark the "
+                    f"figures as measured at the older commit: "
+                    f"<!-- measured-at {relative} {commit[:7]} -->"
+                )
+    for relative, marker_commits in marked.items():
+        if relative not in quoted:
+            problems.append(f"measured-at marker for unquoted {relative}")
+            continue
+        own = commits(load(relative))
+        for m in marker_commits:
+            if not any(c.startswith(m) for c in own):
+                problems.append(
+                    f"{relative}: marked measured at {m}, but the file is "
+                    f"from {', '.join(c[:10] for c in own)}: update the "
+                    "prose and the marker"
+                )
+    return problems
