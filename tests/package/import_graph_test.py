@@ -2,8 +2,9 @@
 
 Every `keras_elmo` import, at module level or inside a function, is an
 edge from the importing folder to the imported one. The folders are
-listed below in data-flow order (docs/ARCHITECTURE.md's layout map); each may import
-only itself and folders before it, so the folder graph has no cycle, and no
+listed below in data-flow order (docs/ARCHITECTURE.md's layout map);
+each may import only itself and folders before it, so the folder graph
+has no cycle, and no
 function-level import exists to dodge one (moving any of them to the top
 of its module would create none). Inside a folder the same holds for the
 module graph. Root modules (`config.py`, ...) count as folders of their
