@@ -192,3 +192,25 @@ def test_command_line_block(tmp_path):
     assert (work / "vectors.hdf5").is_file()
     assert (work / "savedmodel" / "elmo" / "1" / "saved_model.pb").is_file()
     assert (work / "runs" / "small" / "weights.hdf5").is_file()
+
+
+def test_numpy_string_arrays_fail_in_keras_adapter_as_the_readme_says():
+    """The README tells users to pass tf.constant / tf.data; this is why
+    (Keras 3.15's data adapter). When Keras accepts them, update it."""
+    import keras
+    import numpy as np
+
+    import keras_elmo
+    from tests.conftest import tiny_bilm
+
+    tokens = keras.Input(shape=(None,), dtype="string")
+    elmo = keras_elmo.layers.ElmoLayer(tiny_bilm())(tokens)
+    pooled = keras.layers.GlobalMaxPooling1D()(elmo)
+    model = keras.Model(tokens, keras.layers.Dense(1)(pooled))
+    model.compile(optimizer="sgd", loss="mse")
+    for dtype, name in ((object, "object"), (str, "str32")):
+        texts = np.array([["a", "b"], ["c", ""]], dtype=dtype)
+        with pytest.raises(ValueError, match=f"Invalid dtype: {name}"):
+            model.fit(texts, np.ones((2, 1)), verbose=0)
+    with open(README, encoding="utf-8") as f:
+        assert "`Invalid dtype: object`" in f.read()
