@@ -1,4 +1,6 @@
-"""The Markdown table of models by name (`keras-elmo presets`, README)."""
+"""The tables of models by name: Markdown for docs/PRESETS.md
+(`keras-elmo presets --markdown`) and aligned columns for a terminal
+(`keras-elmo presets`)."""
 
 import os
 
