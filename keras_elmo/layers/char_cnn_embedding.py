@@ -8,6 +8,7 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
+from keras_elmo.utils.backend import check_backend
 
 _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
@@ -194,6 +195,7 @@ class CharCNNEmbedding(keras.layers.Layer):
             )
 
     def call(self, char_ids):
+        check_backend("CharCNNEmbedding")
         char_ids = ops.cast(char_ids, "int32")
         shape = ops.shape(char_ids)
         slots = char_ids.shape[-1] or ops.shape(char_ids)[-1]

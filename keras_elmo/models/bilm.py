@@ -22,6 +22,7 @@ from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
 from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.backend import check_backend
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
 
@@ -270,6 +271,7 @@ class BiLM(keras.Model):
         )
 
     def __call__(self, inputs, *args, **kwargs):
+        check_backend("BiLM")
         rows = self.config.char_table_rows
         if isinstance(inputs, dict):
             if "char_ids" in inputs:
