@@ -123,7 +123,7 @@ def load_runner(args):
     return runner, description
 
 
-def load_model(args):
+def load_bilm_from_flags(args):
     """`(BiLM or ElmoLayer, description)` for `export` / `demo`."""
     from keras_elmo.export.model_spec import load_spec
     from keras_elmo.export.model_spec import source_of
