@@ -213,13 +213,15 @@ def kernel_gradients(h_prev, dz, m, dh_raw):
 
 
 def _contract(a, b):
-    """`[.., 2, .., M]`, `[.., 2, .., K]` -> `[2, M, K]`."""
-
-    def rows(x):
-        order = (1, 0) + tuple(range(2, len(x.shape)))
-        return ops.reshape(ops.transpose(x, order), (2, -1, ops.shape(x)[-1]))
-
-    return ops.matmul(ops.transpose(rows(a), (0, 2, 1)), rows(b))
+    """`[S, 2, .., M]`, `[S, 2, .., K]` -> `[2, M, K]`: `a` as `[2, M, R]`
+    and `b` as `[2, R, K]` (`R` every step and row), one transpose each."""
+    last = len(a.shape) - 1
+    a = ops.transpose(a, (1, last, 0) + tuple(range(2, last)))
+    b = ops.transpose(b, (1, 0) + tuple(range(2, last + 1)))
+    return ops.matmul(
+        ops.reshape(a, (2, ops.shape(a)[1], -1)),
+        ops.reshape(b, (2, -1, ops.shape(b)[-1])),
+    )
 
 
 def _or_zeros(upstream, like):
