@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import load_model
+from keras_elmo.cli.model_args import load_bilm_from_flags
 from keras_elmo.cli.word_sense import write_report
 
 HELP = "Embed example sentences and print shapes and similarities."
@@ -41,7 +41,7 @@ def _cosine(a, b):
 def run(args):
     import keras_elmo
 
-    bilm, description = load_model(args)
+    bilm, description = load_bilm_from_flags(args)
     bilm = getattr(bilm, "bilm", bilm)  # an ElmoLayer's biLM
     out = sys.stdout
     out.write(f"Model: {description}\n")

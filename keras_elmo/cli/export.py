@@ -22,7 +22,7 @@ import sys
 
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import check_model_flags
-from keras_elmo.cli.model_args import load_model
+from keras_elmo.cli.model_args import load_bilm_from_flags
 
 HELP = "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving."
 
@@ -73,7 +73,7 @@ def run(args):
             raise FileExistsError(
                 f"Output {path!r} exists; pass --force to overwrite it."
             )
-    model, description = load_model(args)
+    model, description = load_bilm_from_flags(args)
     vocab = getattr(args, "vocab", None)
     export_saved_model(
         model, path, max_tokens=max_tokens, overwrite=True, vocabulary=vocab

@@ -10,7 +10,7 @@ and prints the warning for random weights.
 import os
 import sys
 
-from keras_elmo.config import PRESETS as ARCHITECTURES
+from keras_elmo.config import ARCHITECTURES
 
 # Flag -> spec key (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`).
 FLAGS = {
@@ -123,7 +123,7 @@ def load_runner(args):
     return runner, description
 
 
-def load_model(args):
+def load_bilm_from_flags(args):
     """`(BiLM or ElmoLayer, description)` for `export` / `demo`."""
     from keras_elmo.export.model_spec import load_spec
     from keras_elmo.export.model_spec import source_of

@@ -53,7 +53,9 @@ def test_model_sources(reference_weights, tmp_path, capsys):
     run_dir.mkdir()
     shutil.copy(options, run_dir / "options.json")
     shutil.copy(weights, run_dir / "weights.hdf5")
-    bilm, description = model_args.load_model(_args("--model", str(run_dir)))
+    bilm, description = model_args.load_bilm_from_flags(
+        _args("--model", str(run_dir))
+    )
     reference = keras_elmo.BiLM.from_allennlp(options, weights)
     for a, b in zip(bilm.weights, reference.weights):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -61,8 +63,10 @@ def test_model_sources(reference_weights, tmp_path, capsys):
 
     # Random weights: an explicit choice, with a loud warning.
     with pytest.raises(ValueError, match="--random-weights tiny"):
-        model_args.load_model(_args("--preset", "tiny"))
-    _, description = model_args.load_model(_args("--random-weights", "tiny"))
+        model_args.load_bilm_from_flags(_args("--preset", "tiny"))
+    _, description = model_args.load_bilm_from_flags(
+        _args("--random-weights", "tiny")
+    )
     err = capsys.readouterr().err
     assert "WARNING: no trained model given" in err
     assert "RANDOMLY INITIALISED 'tiny'" in err
