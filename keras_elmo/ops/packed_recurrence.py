@@ -10,18 +10,18 @@ multiplies only those `n_t` rows, and nothing at all is computed for
 padding (neither the input products nor the recurrence nor, in training,
 the gradient).
 
-This needs per-step shapes that change inside the loop, which
-`keras.ops.scan` cannot express, so this module uses `tf.while_loop` and
-`tf.TensorArray` directly: the package runs on the TensorFlow backend only
-(DESIGN.md), and the recurrence is the one place where that matters.
+The step itself and its gradient are the cell's (`lstm_cell.step`,
+`lstm_cell.step_backward`) on the `n_t` running rows; this module owns
+only the packed layout and the loop over it. The loop needs per-step
+shapes that change inside it, which `keras.ops.scan` cannot express, so
+it uses `tf.while_loop` and `tf.TensorArray` directly (the package runs
+on the TensorFlow backend only), and XLA, whose shapes must be static,
+cannot compile it (`available`): there the padded loop runs.
 """
 
 import tensorflow as tf
 
-from keras_elmo.ops.lstm_recurrence import CompiledLoops
-from keras_elmo.ops.lstm_recurrence import _clip
-from keras_elmo.ops.lstm_recurrence import _passes
-from keras_elmo.ops.lstm_recurrence import gate_gradient_factors
+from keras_elmo.ops import lstm_cell
 
 
 def available():
@@ -105,18 +105,18 @@ def packed_lstm_recurrence(
 ):
     """Runs the projected, clipped LSTM of both directions over packed steps.
 
-    The same step as `lstm_recurrence` (see there), for the running rows
-    only. At step `t`, with `n = batch_sizes[t]` and `o = sum(batch_sizes
-    [:t])`, for each direction `d`:
+    The cell of `keras_elmo.ops.lstm_cell` (maths and gradient there),
+    for the running rows only. At step `t`, with `n = batch_sizes[t]` and
+    `o = sum(batch_sizes[:t])`, for each direction `d`:
 
         z = gates_in[o:o+n, d] + h[:n, d] U_d            # blocks i, j, f, o
         c[:n, d] = clip(sig(i) tanh(j) + sig(f) c[:n, d], cell_clip)
         h[:n, d] = clip((sig(o) tanh(c[:n, d])) W_proj_d, projection_clip)
 
-    and rows `n:` keep their state. The gradient is written by hand, as in
-    `lstm_recurrence`: the backward loop runs the two recurrent matmuls of
-    each step on the same `n` rows, and the kernel gradients are one
-    matmul each over all packed steps.
+    and rows `n:` keep their state. The gradient is the cell's, written by
+    hand: the backward loop runs the two recurrent matmuls of each step on
+    the same `n` rows, and the kernel gradients are one matmul each over
+    all packed steps.
 
     Args:
         gates_in: float `[N, 2, 4H]`: `x W + b` (with the forget bias) for
@@ -148,14 +148,6 @@ def packed_lstm_recurrence(
     )
 
 
-def _matmul_both(x, kernel):
-    """`[n, 2, M] x [2, M, K] -> [n, 2, K]`: one plain matmul a direction
-    (faster on CPU than a batched one, see `_per_direction_matmul`)."""
-    return tf.stack(
-        [tf.matmul(x[:, 0], kernel[0]), tf.matmul(x[:, 1], kernel[1])], axis=1
-    )
-
-
 def _offsets(batch_sizes):
     return tf.concat([[0], tf.cumsum(batch_sizes)], 0)
 
@@ -179,31 +171,22 @@ def _concat(array, dtype, like):
 
 
 def _forward(gates_in, batch_sizes, h0, c0, kernels, clips, saving):
-    """The loop: packed outputs, final states and, if `saving`, the packed
-    `(in, candidate, forget, out, c_raw, h_raw)` for the gradient."""
-    recurrent_kernel, projection_kernel = kernels
-    cell_clip, projection_clip = clips
+    """The loop: `(outputs, h, c, saved)`, with `outputs` the packed `h`
+    and, if `saving`, `saved` the packed `(h, i, j, f, o, c_raw, h_raw)`
+    for the gradient."""
     dtype = gates_in.dtype
     offsets = _offsets(batch_sizes)
     steps = tf.size(batch_sizes)
-    names = ("h", "in", "candidate", "forget", "out", "c_raw", "h_raw")
     likes = (h0,) + (c0,) * 5 + (h0,)
     dtypes = (dtype,) + (tf.float32,) * 5 + (dtype,)
-    count = len(names) if saving else 1
+    count = len(likes) if saving else 1
     arrays = [_array(dtypes[i], likes[i]) for i in range(count)]
 
     def body(t, h, c, arrays):
         n, start = batch_sizes[t], offsets[t]
-        h_prev, c_prev = h[:n], c[:n]
-        z = gates_in[start : start + n] + _matmul_both(h_prev, recurrent_kernel)
-        i, j, f, o = tf.split(tf.cast(z, tf.float32), 4, axis=-1)
-        gates = (tf.sigmoid(i), tf.tanh(j), tf.sigmoid(f), tf.sigmoid(o))
-        c_raw = gates[0] * gates[1] + gates[2] * c_prev
-        c_new = _clip(c_raw, cell_clip)
-        h_raw = _matmul_both(
-            tf.cast(gates[3] * tf.tanh(c_new), dtype), projection_kernel
+        h_new, c_new, gates, c_raw, h_raw = lstm_cell.step(
+            gates_in[start : start + n], h[:n], c[:n], kernels, clips, axis=1
         )
-        h_new = _clip(h_raw, projection_clip)
         values = (h_new,) + gates + (c_raw, h_raw)
         arrays = [a.write(t, v) for a, v in zip(arrays, values)]
         h = tf.ensure_shape(tf.concat([h_new, h[n:]], 0), h.shape)
@@ -214,48 +197,7 @@ def _forward(gates_in, batch_sizes, h0, c0, kernels, clips, saving):
         lambda t, *_: t < steps, body, (tf.constant(0), h0, c0, arrays)
     )
     packed = [_concat(a, dtypes[i], likes[i]) for i, a in enumerate(arrays)]
-    return packed, h, c
-
-
-def _forward_only(cell_clip, projection_clip):
-    def run(gates_in, batch_sizes, h0, c0, recurrent_kernel, projection_kernel):
-        (outputs,), h, c = _forward(
-            gates_in,
-            batch_sizes,
-            h0,
-            c0,
-            (recurrent_kernel, projection_kernel),
-            (cell_clip, projection_clip),
-            saving=False,
-        )
-        return outputs, h, c
-
-    return run
-
-
-def _with_gradient(cell_clip, projection_clip):
-    @tf.custom_gradient
-    def run(gates_in, batch_sizes, h0, c0, recurrent_kernel, projection_kernel):
-        kernels = (recurrent_kernel, projection_kernel)
-        clips = (cell_clip, projection_clip)
-        saved, h, c = _forward(
-            gates_in, batch_sizes, h0, c0, kernels, clips, saving=True
-        )
-
-        def grad(d_outputs, d_h, d_c):
-            return _backward(
-                batch_sizes,
-                h0,
-                c0,
-                kernels,
-                clips,
-                saved,
-                (d_outputs, d_h, d_c),
-            )
-
-        return (saved[0], h, c), grad
-
-    return run
+    return packed[0], h, c, (packed if saving else None)
 
 
 def _previous(packed, initial, batch_sizes):
@@ -271,42 +213,32 @@ def _previous(packed, initial, batch_sizes):
     return tf.gather(tf.concat([packed, initial], 0), before)
 
 
-def _backward(batch_sizes, h0, c0, kernels, clips, saved, upstream):
-    """Gradients of `run`'s inputs; the per-step formulas are those of
-    `lstm_recurrence._backward` with every step real."""
-    recurrent_kernel, projection_kernel = kernels
-    cell_clip, projection_clip = clips
+def _backward(batch_sizes, initial, kernels, clips, saved, upstream):
+    """Gradients of `(gates_in, batch_sizes, h0, c0, U, W_proj)`: the
+    cell's `step_backward` on each step's running rows, in reverse; rows
+    past their last step keep their gradient."""
+    h0, c0 = initial
+    d_outputs, d_h, d_c = upstream
     dtype = h0.dtype
-    hs, in_gate, candidate, forget_gate, out_gate, c_raw, h_raw = saved
-    d_outputs, d_h, d_c = (
-        tf.zeros_like(like, tf.float32) if g is None else tf.cast(g, tf.float32)
-        for g, like in zip(upstream, (hs, h0, c0))
-    )
-    c_prev = _previous(_clip(c_raw, cell_clip), c0, batch_sizes)
+    hs, *gates, c_raw, h_raw = saved
+    c_prev = _previous(lstm_cell.clip(c_raw, clips[0]), c0, batch_sizes)
     h_prev = _previous(hs, h0, batch_sizes)
-    tanh_c = tf.tanh(_clip(c_raw, cell_clip))
-    cell_passes = _passes(c_raw, cell_clip)
-    to_h_raw = _passes(tf.cast(h_raw, tf.float32), projection_clip)
-    m_to_c_raw, to_z = gate_gradient_factors(
-        (in_gate, candidate, forget_gate, out_gate), c_prev, tanh_c, cell_passes
-    )
-    projection_t = tf.transpose(projection_kernel, (0, 2, 1))
-    recurrent_t = tf.transpose(recurrent_kernel, (0, 2, 1))
+    factors, m = lstm_cell.backward_factors(gates, c_prev, c_raw, h_raw, clips)
+    kernels_t = lstm_cell.transposed_kernels(kernels)
     offsets = _offsets(batch_sizes)
-    arrays = (_array(dtype, to_z), _array(dtype, h0))
+    arrays = (_array(dtype, factors.to_z), _array(dtype, h0))
 
     def body(t, dh, dc, arrays):
         n, start = batch_sizes[t], offsets[t]
         here = slice(start, start + n)
-        dh_now = dh[:n] + d_outputs[here]
-        d_h_raw = tf.cast(dh_now * to_h_raw[here], dtype)
-        dm = tf.cast(_matmul_both(d_h_raw, projection_t), tf.float32)
-        dc_raw = dc[:n] * cell_passes[here] + dm * m_to_c_raw[here]
-        dz = tf.concat([dc_raw, dc_raw, dc_raw, dm], axis=-1) * to_z[here]
-        dz = tf.cast(dz, dtype)
-        dh_prev = tf.cast(_matmul_both(dz, recurrent_t), tf.float32)
-        dc_prev = dc_raw * forget_gate[here]
-        arrays = (arrays[0].write(t, dz), arrays[1].write(t, d_h_raw))
+        dz, dh_raw, dh_prev, dc_prev = lstm_cell.step_backward(
+            dh[:n] + d_outputs[here],
+            dc[:n],
+            factors.at(here),
+            kernels_t,
+            axis=1,
+        )
+        arrays = (arrays[0].write(t, dz), arrays[1].write(t, dh_raw))
         dh = tf.ensure_shape(tf.concat([dh_prev, dh[n:]], 0), dh.shape)
         dc = tf.ensure_shape(tf.concat([dc_prev, dc[n:]], 0), dc.shape)
         return t - 1, dh, dc, arrays
@@ -315,17 +247,12 @@ def _backward(batch_sizes, h0, c0, kernels, clips, saved, upstream):
     _, dh0, dc0, arrays = tf.while_loop(
         lambda t, *_: t >= 0, body, (steps - 1, d_h, d_c, arrays)
     )
-    dz = _concat(arrays[0], dtype, to_z)
-    d_h_raw = _concat(arrays[1], dtype, h0)
-    d_recurrent = _contract(h_prev, dz)
-    d_projection = _contract(tf.cast(out_gate * tanh_c, dtype), d_h_raw)
-    # Gradients of (gates_in, real, h0, c0, recurrent, projection kernel).
+    dz = _concat(arrays[0], dtype, factors.to_z)
+    dh_raw = _concat(arrays[1], dtype, h0)
+    d_recurrent, d_projection = lstm_cell.kernel_gradients(
+        h_prev, dz, m, dh_raw
+    )
     return dz, None, tf.cast(dh0, dtype), dc0, d_recurrent, d_projection
 
 
-def _contract(a, b):
-    """`sum_n a[n, d]^T b[n, d]`: `[N, 2, M]`, `[N, 2, K]` -> `[2, M, K]`."""
-    return tf.matmul(tf.transpose(a, (1, 2, 0)), tf.transpose(b, (1, 0, 2)))
-
-
-_LOOPS = CompiledLoops(_with_gradient, _forward_only)
+_LOOPS = lstm_cell.CompiledLoops(_forward, _backward)
