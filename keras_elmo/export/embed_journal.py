@@ -69,7 +69,8 @@ def _write_committed(path, write):
 
 
 def remove_trash(output_path):
-    """Removes what a kill during an earlier publish left behind."""
+    """Removes what a kill left beside OUTPUT: a journal being made or
+    being removed (`.NAME.partial.*.trash`)."""
     folder = os.path.dirname(os.path.abspath(output_path))
     name = glob.escape(os.path.basename(output_path))
     for trash in glob.glob(os.path.join(folder, f".{name}.partial.*.trash")):
@@ -164,16 +165,20 @@ class EmbedJournal:
                 f"the model nor the input), so it cannot be resumed; "
                 f"{START_OVER}."
             )
-        os.mkdir(self.partial)
-        fsync_directory(os.path.dirname(os.path.abspath(self.partial)))
+        # Made complete under a hidden name, then renamed: a journal
+        # always has its manifest.
+        folder, name = os.path.split(os.path.abspath(self.partial))
+        new = tempfile.mkdtemp(dir=folder, prefix=f".{name}.", suffix=".trash")
         manifest = {
             "format": FORMAT,
             "run": self.record,
             "chunk_lines": self.chunk_lines,
         }
-        with atomic_write(self.path(MANIFEST)) as f:
+        with atomic_write(os.path.join(new, MANIFEST)) as f:
             json.dump(manifest, f, indent=1)
-        fsync_directory(self.partial)
+        fsync_directory(new)
+        os.rename(new, self.partial)
+        fsync_directory(folder)
 
     def _manifest(self):
         try:

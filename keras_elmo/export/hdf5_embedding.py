@@ -112,6 +112,7 @@ def embed_file(
             f"of {LAYER_MODES}, got {layers!r}."
         )
     check_positive_int("batch_size", batch_size)
+    embed_journal.remove_trash(output_path)
     check_paths(input_path, output_path, force, resume)
     partial = output_path + PARTIAL_SUFFIX
     if os.path.exists(output_path):
@@ -157,7 +158,6 @@ def _embed(
 ):  # fmt: skip
     import keras
 
-    embed_journal.remove_trash(output_path)
     partial = output_path + PARTIAL_SUFFIX
     total = _count_lines(input_path)
     journal = embed_journal.EmbedJournal(
