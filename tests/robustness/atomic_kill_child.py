@@ -129,10 +129,8 @@ def _models():
 
 def writers(workdir, bilm, lm, vocab):
     """`{name: (hook kind, stop at call, write())}` for every writer."""
-    import argparse as ap
-
-    from keras_elmo.cli.embed import embed_file
-    from keras_elmo.export.embedder import BiLMEmbedder
+    from keras_elmo.export.embedding_runners import BiLMEmbedder
+    from keras_elmo.export.hdf5_embedding import embed_file
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
@@ -141,14 +139,6 @@ def writers(workdir, bilm, lm, vocab):
     def path(name):
         return os.path.join(workdir, NAMES[name])
 
-    embed_args = ap.Namespace(
-        input=path("embed_input"),
-        output=path("embed"),
-        layers="top",
-        batch_size=2,
-        resume=False,
-        force=True,
-    )
     return {
         "weights": ("hdf5", 5, lambda: save_bilm_hdf5(bilm, path("weights"))),
         "options": (
@@ -171,7 +161,14 @@ def writers(workdir, bilm, lm, vocab):
         "embed": (
             "hdf5",
             2,
-            lambda: embed_file(BiLMEmbedder(bilm), embed_args, progress=False),
+            lambda: embed_file(
+                BiLMEmbedder(bilm),
+                path("embed_input"),
+                path("embed"),
+                layers="top",
+                batch_size=2,
+                force=True,
+            ),
         ),
     }
 

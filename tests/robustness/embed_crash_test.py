@@ -85,8 +85,7 @@ def _read_log(path):
 def _arrays(path):
     with h5py.File(path, "r") as f:
         return {
-            k: (f[k][()] if k != "sentence_to_index" else f[k][0])
-            for k in f
+            k: (f[k][()] if k != "sentence_to_index" else f[k][0]) for k in f
         }, dict(f.attrs)
 
 
