@@ -99,3 +99,7 @@ def flag_words(message, flags, aliases=None):
 
     message = re.sub(r"`(\w+)=([^`\s]+)`", setting, message)
     return re.sub(r"`(\w+)`", flag, message)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
