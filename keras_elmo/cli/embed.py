@@ -80,7 +80,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="Continue an interrupted run from OUTPUT.partial.",
+        help="Continue an interrupted (even killed) run from "
+        "OUTPUT.partial; refused if the model, the input's content or the "
+        "options changed.",
     )
     parser.add_argument(
         "--force",

@@ -22,9 +22,13 @@ Publishing renames `assembled.hdf5` onto OUTPUT (atomic: OUTPUT is the
 old file or the complete new one), then renames this folder to a hidden
 `.NAME.partial.*.trash` and removes it (a kill there leaves only that
 trash, removed by the next run). A temporary `.*.tmp` is never read: a
-kill while writing one costs at most that chunk.
+kill while writing one costs at most that chunk. While a run uses the
+folder it holds an exclusive `flock` on it (released by the kernel when
+the process dies), so a second run on the same OUTPUT is refused
+instead of writing into, or discarding, a journal in use.
 """
 
+import contextlib
 import glob
 import json
 import logging
@@ -113,6 +117,31 @@ class EmbedJournal:
         self.partial = partial
         self.record = record
         self.chunk_lines = chunk_lines
+        self._lock_fd = None
+
+    def _lock(self):
+        """Takes the folder's exclusive lock (POSIX `flock`)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks
+            return
+        fd = os.open(self.partial, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            raise FileExistsError(
+                f"Another run is writing {self.partial!r} now; wait for it "
+                "to finish (or stop it) before running again."
+            ) from e
+        self._lock_fd = fd
+
+    def close(self):
+        """Releases the lock (the journal stays for a resumed run)."""
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
 
     def path(self, name):
         return os.path.join(self.partial, name)
@@ -138,6 +167,7 @@ class EmbedJournal:
                 )
             self._discard()
         if os.path.isdir(self.partial):
+            self._lock()
             recorded = self._manifest()
             different = changes(recorded.get("run", {}), self.record)
             if "unverified" in (
@@ -179,6 +209,7 @@ class EmbedJournal:
         fsync_directory(new)
         os.rename(new, self.partial)
         fsync_directory(folder)
+        self._lock()
 
     def _manifest(self):
         try:
@@ -199,6 +230,7 @@ class EmbedJournal:
 
     def _discard(self):
         if os.path.isdir(self.partial):
+            self._lock()
             self._trash()
         else:
             os.remove(self.partial)
@@ -210,6 +242,7 @@ class EmbedJournal:
         )
         os.replace(self.partial, trash)  # over the empty folder
         fsync_directory(folder)
+        self.close()
         shutil.rmtree(trash, ignore_errors=True)
 
     # --- chunks --------------------------------------------------------

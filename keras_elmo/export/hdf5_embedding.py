@@ -156,8 +156,6 @@ def _embed(
     embedder, input_path, output_path, layers, batch_size, resume, force,
     progress,
 ):  # fmt: skip
-    import keras
-
     partial = output_path + PARTIAL_SUFFIX
     total = _count_lines(input_path)
     journal = embed_journal.EmbedJournal(
@@ -165,10 +163,25 @@ def _embed(
         run_record(embedder, input_path, layers),
         batch_size * CHUNK_BATCHES,
     )
-    journal.open(resume, force)
-    if embed_journal.finished_output(partial, output_path):
+    try:
+        journal.open(resume, force)
+        _fill(journal, embedder, input_path, output_path, layers, batch_size,
+              total, progress)  # fmt: skip
+    finally:
+        journal.close()
+    return total
+
+
+def _fill(
+    journal, embedder, input_path, output_path, layers, batch_size, total,
+    progress,
+):  # fmt: skip
+    """Embeds the chunks not committed yet, assembles and publishes."""
+    import keras
+
+    if embed_journal.finished_output(journal.partial, output_path):
         journal.publish(output_path)  # a kill came after the rename
-        return total
+        return
     progbar = None
     if progress:
         with contextlib.redirect_stdout(sys.stderr):
@@ -191,7 +204,6 @@ def _embed(
                         progbar.update(chunk[-1][0] + 1)
         journal.assemble(total, sentence_to_index_json(input_path))
     journal.publish(output_path)
-    return total
 
 
 def _chunk_digest(chunk):

@@ -20,6 +20,8 @@ checks that the identity of the model is stable.
 """
 
 import os
+import shutil
+import tempfile
 
 import h5py
 import numpy as np
@@ -121,6 +123,19 @@ def setup(reference_weights, tmp_path_factory):
     mp.undo()
 
 
+@pytest.fixture
+def workdir(tmp_path):
+    """A folder in memory (/dev/shm) where there is one: a kill leaves
+    the same files there as on a disk, and hundreds of fsyncs cost
+    nothing, which keeps the sweeps fast on a busy machine."""
+    if not os.path.isdir("/dev/shm"):
+        yield str(tmp_path)
+        return
+    folder = tempfile.mkdtemp(prefix="embed_crash_", dir="/dev/shm")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _run(runner, source, out, resume):
     return hdf5_embedding.embed_file(
         runner, source, out, batch_size=BATCH, resume=resume
@@ -178,18 +193,16 @@ def _sweep(real, replay, source, reference, folder, prepare):
     return points
 
 
-def test_a_kill_at_every_write_point_of_embed(setup, tmp_path):
+def test_a_kill_at_every_write_point_of_embed(setup, workdir):
     real, replay, source, reference = setup
-    points = _sweep(
-        real, replay, source, reference, str(tmp_path), lambda out: False
-    )
+    points = _sweep(real, replay, source, reference, workdir, lambda out: False)
     # mkdir, manifest, 4 chunks, assembly, publish: each a few points.
     assert len(points) >= 40, points
     assert points.count("os.replace") >= 8  # manifest, chunks, output, ...
     print(f"embed: {len(points)} kill points")
 
 
-def test_a_kill_at_every_write_point_of_a_resumed_embed(setup, tmp_path):
+def test_a_kill_at_every_write_point_of_a_resumed_embed(setup, workdir):
     real, replay, source, reference = setup
     first = []
 
@@ -211,8 +224,32 @@ def test_a_kill_at_every_write_point_of_a_resumed_embed(setup, tmp_path):
             LOG["path"] = None
         return True
 
-    points = _sweep(
-        real, replay, source, reference, str(tmp_path), interrupted_once
-    )
+    points = _sweep(real, replay, source, reference, workdir, interrupted_once)
     assert len(points) >= 20, points
     print(f"resumed embed: {len(points)} kill points")
+
+
+def test_a_journal_in_use_is_neither_resumed_nor_discarded(setup, tmp_path):
+    import fcntl
+
+    real, replay, source, reference = setup
+    out = str(tmp_path / "vectors.hdf5")
+    points = count_points(lambda: _run(replay, source, out, False))
+    os.remove(out)
+    assert killed_at(len(points) // 2, lambda: _run(replay, source, out, False))
+    partial = out + hdf5_embedding.PARTIAL_SUFFIX
+    before = sorted(os.listdir(partial))
+    fd = os.open(partial, os.O_RDONLY)  # another run holds it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for force in (False, True):
+            with pytest.raises(FileExistsError, match="Another run is writ"):
+                hdf5_embedding.embed_file(
+                    real, source, out, batch_size=BATCH, resume=not force,
+                    force=force,
+                )  # fmt: skip
+        assert sorted(os.listdir(partial)) == before
+    finally:
+        os.close(fd)
+    assert _run(real, source, out, resume=True) == len(LINES)
+    _assert_same(out, reference)
