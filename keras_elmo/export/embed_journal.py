@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 ASSEMBLED = "assembled.hdf5"
 MOVED = "moved.json"
-FORMAT = "keras_elmo.embed_partial/2"
+FORMAT = "keras-elmo-embed-journal/2"
 SENTENCE_TO_INDEX = "sentence_to_index"
 START_OVER = "pass `force=True` (without `resume=True`) to start over"
 
