@@ -1,32 +1,49 @@
-# `make demo`: install into .venv and embed sentences.
-# `make test`: install into .venv (with test extras) and run the tests.
+# `make demo`: install keras_elmo (no test extras) into .venv and embed
+#              sentences with the shipped model.
+# `make test`: install keras_elmo with the test extras into .venv and run
+#              the tests (CI: .ci/run).
 # `make test-fast`: the same without the `large` tests (day-to-day work).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
 .PHONY: demo test test-fast lint clean
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+$(VENV)/bin/python:
+	@echo "== creating the virtual environment $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PIP) install --upgrade pip
+
+# What the demo needs: keras_elmo and its runtime dependencies only.
+$(VENV)/.installed-demo: setup.cfg pyproject.toml | $(VENV)/bin/python
+	@echo "== installing keras_elmo and its runtime dependencies" \
+	    "(TensorFlow, tensorflow-text, Keras, h5py)"
+	$(PIP) install -e .
 	touch $@
 
-demo: $(VENV)/.installed
+# The tests also need the test extras (Beam, TF Hub, matplotlib, ...).
+$(VENV)/.installed-test: setup.cfg pyproject.toml | $(VENV)/bin/python
+	@echo "== installing keras_elmo with the test extras"
+	$(PIP) install -e ".[test]"
+	touch $(VENV)/.installed-demo $@
+
+demo: $(VENV)/.installed-demo
+	@echo "== keras-elmo demo: embedding example sentences with the" \
+	    "shipped elmo_small_en (offline)"
 	TF_CPP_MIN_LOG_LEVEL=3 $(VENV)/bin/keras-elmo demo
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-test
 	$(PY) -m pytest -q tests
 
-test-fast: $(VENV)/.installed
+test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m "not large" tests
 
-lint: $(VENV)/.installed
-	$(PY) -m pip install --quiet ruff
-	$(VENV)/bin/ruff format --check keras_elmo tests examples benchmarks
-	$(VENV)/bin/ruff check keras_elmo tests examples benchmarks
+lint: $(VENV)/.installed-test
+	$(PIP) install ruff
+	$(VENV)/bin/ruff format --check keras_elmo tests examples benchmarks tools
+	$(VENV)/bin/ruff check keras_elmo tests examples benchmarks tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,12 +1,15 @@
 """`BiLMConfig`: the biLM hyper-parameters, <-> bilm-tf `options.json`."""
 
 import dataclasses
+import os
 import warnings
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
+from keras_elmo.text import unicode_lexicon
 from keras_elmo.utils.validation import check_positive_int
 from keras_elmo.weights import options_json
+from keras_elmo.weights import options_lexicons
 
 _ORIGINAL_FILTERS = (
     (1, 32),
@@ -43,6 +46,21 @@ class BiLMConfig:
         n_characters: int. 261 (training files) or 262 (inference files);
             both describe the same 262-row character embedding.
         max_characters_per_token: int. Must be 50.
+        char_lexicon: None (characters are UTF-8 bytes, bilm-tf) or a
+            tuple of `(character, id)` pairs: a Unicode character table
+            of its own (ELMoForManyLangs), `n_characters - 1` rows; see
+            `keras_elmo.text.unicode_lexicon`.
+        char_specials: with `char_lexicon`, the ids of `bow`, `eow`,
+            `oov`, `pad`, `bos`, `eos` in that order.
+        word_lexicon: None or a tuple of `(word, id)` pairs: a word
+            embedding branch, concatenated with the char-CNN (after its
+            highway layers) before the projection.
+        word_specials: with `word_lexicon`, the ids of `oov`, `pad`,
+            `bos`, `eos`.
+        word_embedding_dim: int. Size of a word's embedding (0 without
+            `word_lexicon`).
+        word_vocab_size: int. Rows of the word embedding (0 without
+            `word_lexicon`; default: largest id + 1).
     """
 
     filters: tuple = _ORIGINAL_FILTERS
@@ -57,6 +75,12 @@ class BiLMConfig:
     use_skip_connections: bool = True
     n_characters: int = char_vocab.NUM_CHARACTERS
     max_characters_per_token: int = char_vocab.MAX_CHARS_PER_TOKEN
+    char_lexicon: tuple = None
+    char_specials: tuple = None
+    word_lexicon: tuple = None
+    word_specials: tuple = None
+    word_embedding_dim: int = 0
+    word_vocab_size: int = 0
 
     def __post_init__(self):
         filters = tuple(tuple(int(v) for v in pair) for pair in self.filters)
@@ -88,7 +112,14 @@ class BiLMConfig:
                 "Received an invalid value for argument `activation`, "
                 f"expected 'relu' or 'tanh', got {self.activation!r}."
             )
-        if self.n_characters not in char_vocab.ACCEPTED_N_CHARACTERS:
+        if self.char_lexicon is not None:
+            self._check_lexicons()
+        elif self.word_lexicon is not None or self.char_specials:
+            raise ValueError(
+                "`word_lexicon` and `char_specials` need a `char_lexicon` "
+                "(a Unicode character table); got char_lexicon=None."
+            )
+        elif self.n_characters not in char_vocab.ACCEPTED_N_CHARACTERS:
             raise ValueError(
                 "Received an invalid value for argument `n_characters`, "
                 f"expected one of {char_vocab.ACCEPTED_N_CHARACTERS}, got "
@@ -101,6 +132,65 @@ class BiLMConfig:
                 f"{char_vocab.MAX_CHARS_PER_TOKEN}, got "
                 f"{self.max_characters_per_token}."
             )
+
+    def _check_lexicons(self):
+        lexicon, specials = unicode_lexicon.check_lexicon(
+            "char_lexicon",
+            self.char_lexicon,
+            self.char_specials or (),
+            unicode_lexicon.CHAR_SPECIALS,
+            rows=self.n_characters - 1,
+        )
+        pad = specials[unicode_lexicon.CHAR_SPECIALS.index("pad")]
+        unicode_lexicon.check_pad_unshared("char_lexicon", lexicon, pad)
+        object.__setattr__(self, "char_lexicon", lexicon)
+        object.__setattr__(self, "char_specials", specials)
+        if self.word_lexicon is None:
+            if self.word_embedding_dim or self.word_specials:
+                raise ValueError(
+                    "`word_embedding_dim` / `word_specials` need a "
+                    "`word_lexicon`; got word_lexicon=None."
+                )
+            return
+        check_positive_int("word_embedding_dim", self.word_embedding_dim)
+        words, word_specials = unicode_lexicon.check_lexicon(
+            "word_lexicon",
+            self.word_lexicon,
+            self.word_specials or (),
+            unicode_lexicon.WORD_SPECIALS,
+            rows=self.word_vocab_size or None,
+        )
+        rows = self.word_vocab_size or 1 + max(
+            [i for _, i in words] + list(word_specials)
+        )
+        object.__setattr__(self, "word_lexicon", words)
+        object.__setattr__(self, "word_specials", word_specials)
+        object.__setattr__(self, "word_vocab_size", int(rows))
+
+    @property
+    def has_char_lexicon(self):
+        """True for a Unicode character table, False for UTF-8 bytes."""
+        return self.char_lexicon is not None
+
+    @property
+    def has_word_branch(self):
+        """True when token embeddings also use a word embedding."""
+        return self.word_lexicon is not None
+
+    @property
+    def char_table_rows(self):
+        """Rows of the char-CNN's table, with the "no token" row 0."""
+        if self.char_lexicon is None:
+            return char_vocab.NUM_CHARACTERS
+        return self.n_characters
+
+    @property
+    def char_pad_id(self):
+        """The shifted id of the padding character inside a token."""
+        if self.char_lexicon is None:
+            return char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
+        pad = self.char_specials[unicode_lexicon.CHAR_SPECIALS.index("pad")]
+        return pad + char_vocab.ID_OFFSET
 
     @property
     def num_filters(self):
@@ -128,18 +218,37 @@ class BiLMConfig:
         return options_json.to_options(self)
 
     def to_options_json(self, path):
-        """Writes the options file atomically (temp file + rename)."""
-        options_json.write_options(self.to_options_dict(), path)
+        """Writes the options file atomically (temp file + rename).
+
+        A config with its own lexicons also writes them beside `path`
+        (`char_lexicon.json`, `word_lexicon.json`; the options file names
+        them, see `keras_elmo.weights.options_lexicons`).
+        """
+        if self.has_char_lexicon:
+            folder = os.path.dirname(os.path.abspath(path))
+            options_lexicons.write_lexicons(self, folder)
+            options = options_json.to_options(self, inline_lexicons=False)
+        else:
+            options = self.to_options_dict()
+        options_json.write_options(options, path)
 
     def to_dict(self):
-        return {
-            f.name: (
-                [list(x) for x in self.filters]
-                if f.name == "filters"
-                else getattr(self, f.name)
-            )
-            for f in dataclasses.fields(self)
-        }
+        """The fields as JSON types; the lexicon fields only when set, so
+        a bilm-tf config's dict is what it always was."""
+        result = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in _LEXICON_FIELDS:
+                if not value:
+                    continue
+                if f.name.endswith("_lexicon"):
+                    value = [list(pair) for pair in value]
+                elif f.name.endswith("_specials"):
+                    value = list(value)
+            elif f.name == "filters":
+                value = [list(x) for x in value]
+            result[f.name] = value
+        return result
 
     @classmethod
     def from_architecture(cls, name):
@@ -172,6 +281,15 @@ class BiLMConfig:
         )
         return cls.from_architecture(name)
 
+
+_LEXICON_FIELDS = (
+    "char_lexicon",
+    "char_specials",
+    "word_lexicon",
+    "word_specials",
+    "word_embedding_dim",
+    "word_vocab_size",
+)
 
 ARCHITECTURES = {
     # Tiny: for tests and demos (the AllenNLP reference harness's `tiny`).

@@ -357,3 +357,28 @@ def test_export_and_serve(tmp_path, capsys):
         result["default"]["elmo"], result["tokens"]["elmo"], atol=1e-6
     )
     assert "equal the Keras model" in capsys.readouterr().out
+
+
+def test_chinese_elmo_on_the_tiny_elmoformanylangs_fixture(capsys):
+    from tests import efml_reference as ref
+
+    sentences, expected, _ = ref.reference("word")
+    args = ["--model", ref.folder("word", "legacy")]
+    for sentence in sentences[:2]:
+        args += ["--sentence", " ".join(sentence)]
+    layers = load_example("chinese_elmo").main(args)
+    for actual, e in zip(layers, expected[:2]):
+        ref.assert_relative(actual, e)
+    out = capsys.readouterr().out
+    assert "我们 是 中国 人 。" in out and "cos('" not in out
+    load_example("chinese_elmo").main(
+        [
+            "--model",
+            ref.folder("char"),
+            "--sentence",
+            "我们 是",
+            "--sentence",
+            "是 我们",
+        ]
+    )
+    assert "cos('我们' in 1, '我们' in 2) = " in capsys.readouterr().out

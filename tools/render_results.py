@@ -41,11 +41,60 @@ QUOTING_DOCUMENTS = (
     "README.md",
     "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
     "examples/RESULTS.md",
+) + tuple(
+    sorted(
+        os.path.relpath(path, REPO)
+        for path in glob.glob(os.path.join(REPO, "docs", "*.md"))
+    )
 )
 # Bulky records that the JSON keeps and the summary leaves out.
 SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
-# What a reader must know before using a file's figures (no figures here).
-CAVEATS = {}
+# What a reader must know before using a file's figures (no figures
+# here); benchmarks/RESULTS.md prints each under its file's section.
+CAVEATS = {
+    "benchmarks/results/beam_embed.json": (
+        "Measured at d7cdf11, before the char-CNN computed only each "
+        "token's own windows (de6480b); not rerun since. The gap to "
+        "`embed` is in the steady rate (`steady_vs_embed`), not only "
+        "start-up."
+    ),
+    "benchmarks/results/train_defaults.json": (
+        "Both runs were written with uncommitted changes, and "
+        "benchmarks/train_defaults.py changed since; not rerun (hours "
+        "of CPU)."
+    ),
+    "benchmarks/results/saved_model_latency_packed_20_3_7_12_5_9_16_2"
+    ".json": "Written with uncommitted changes; not quoted anywhere.",
+    "examples/results/table1_snli.json": (
+        "Written with uncommitted changes at 5839cc2; not rerun (hours of CPU)."
+    ),
+    "examples/results/table2.json": (
+        "Written with uncommitted changes at 5839cc2; not rerun."
+    ),
+    "examples/results/table3.json": (
+        "Written with uncommitted changes at 5839cc2; not rerun."
+    ),
+    "examples/results/layer_probe.json": (
+        "Written with uncommitted changes at 49053b2, and "
+        "examples/layer_probe.py changed since; not rerun."
+    ),
+    "examples/results/word_sense_wordnet.json": (
+        "examples/word_sense_wordnet.py changed after aeb13d1; not rerun "
+        "(needs the CoVe encoder, which is not committed)."
+    ),
+    "benchmarks/results/matmul_dtypes.json": (
+        "benchmarks/matmul_dtypes.py changed after bee36d1 (the "
+        "BiLMConfig.from_architecture rename); not rerun on a loaded "
+        "machine."
+    ),
+    "benchmarks/results/direction_gap.json": (
+        "benchmarks/direction_gap.py changed after 8661a3d; not rerun."
+    ),
+    "benchmarks/results/profile_real_text.json": (
+        "benchmarks/profile_real_text.py changed after aeff911; not "
+        "rerun; not quoted anywhere."
+    ),
+}
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
     r"(<!-- end generated -->)",

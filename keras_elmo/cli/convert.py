@@ -9,10 +9,16 @@
         ckpt_dir/options.json --to-options o.json --to-weights w.hdf5 \\
         --to-softmax softmax.hdf5
 
-`--from-tfhub` reads a TF1 Hub module (google/elmo/3, a folder or its
-.tar.gz) and `--from-bilm-tf-checkpoint` a bilm-tf `model.ckpt-*` (a prefix
-or its folder) with TensorFlow 2; see keras_elmo.models.tfhub_checkpoint
-and keras_elmo.models.bilm_tf_checkpoint for the variables read.
+    keras-elmo convert --from-elmoformanylangs zh.model/ --out zh_elmo/
+
+`--from-elmoformanylangs` reads an ELMoForManyLangs model folder (no
+torch needed; docs/ELMOFORMANYLANGS.md) and `--out` writes our model
+folder (options.json + weights.hdf5 + lexicons) that `BiLM.from_preset`
+and every command take. `--from-tfhub` reads a TF1 Hub module
+(google/elmo/3, a folder or its .tar.gz) and `--from-bilm-tf-checkpoint`
+a bilm-tf `model.ckpt-*` (a prefix or its folder) with TensorFlow 2;
+see keras_elmo.models.tfhub_checkpoint and
+keras_elmo.models.bilm_tf_checkpoint for the variables read.
 """
 
 import os
@@ -30,6 +36,15 @@ def add_arguments(parser):
     parser.add_argument(
         "--from-bilm-tf-checkpoint",
         help="Input bilm-tf checkpoint prefix or folder (with --options).",
+    )
+    parser.add_argument(
+        "--from-elmoformanylangs",
+        help="Input ELMoForManyLangs model folder (config.json, char.dic, "
+        "word.dic, token_embedder.pkl, encoder.pkl).",
+    )
+    parser.add_argument(
+        "--out",
+        help="Output model folder (options.json + weights.hdf5 + lexicons).",
     )
     parser.add_argument("--to-keras", help="Output .keras file.")
     parser.add_argument("--to-options", help="Output options.json.")
@@ -69,11 +84,14 @@ def run(args):
 
     import keras_elmo
     from keras_elmo.cli.convert_tf import load_tf_source
+    from keras_elmo.models.model_folder import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
 
     bilm, extras = load_tf_source(args)
     if bilm is not None:
         pass
+    elif args.from_elmoformanylangs:
+        bilm = keras_elmo.BiLM.from_elmoformanylangs(args.from_elmoformanylangs)
     elif args.from_keras:
         _check_keras_file(args.from_keras)
         bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
@@ -86,18 +104,21 @@ def run(args):
         bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
     else:
         raise ValueError(
-            "Give the input as `--options O --weights W` or `--from-keras "
-            "M`, received neither."
+            "Give the input as `--options O --weights W`, `--from-keras M` "
+            "or `--from-elmoformanylangs DIR`, received none."
         )
-    if not (args.to_keras or args.to_options or args.to_weights):
+    if not (args.to_keras or args.to_options or args.to_weights or args.out):
         raise ValueError(
-            "Give an output: `--to-keras` or `--to-options` + `--to-weights`."
+            "Give an output: `--out FOLDER`, `--to-keras` or `--to-options` "
+            "+ `--to-weights`."
         )
     if bool(args.to_options) != bool(args.to_weights):
         raise ValueError("`--to-options` and `--to-weights` go together.")
     outputs = (args.to_keras, args.to_options, args.to_weights)
     for path in outputs + (args.to_mix, args.to_softmax):
         _check_output(path, args.force)
+    if args.out:
+        write_model_folder(bilm, args.out, overwrite=args.force)
     if args.to_keras:
         save_keras_atomically(bilm, args.to_keras)
     if args.to_options:

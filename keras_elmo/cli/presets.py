@@ -1,6 +1,7 @@
-"""Prints the table of models usable by name (Markdown).
+"""Prints the table of models usable by name, and which are cached.
 
-    keras-elmo presets
+    keras-elmo presets              # aligned columns for a terminal
+    keras-elmo presets --markdown   # the Markdown table of docs/PRESETS.md
 
 Each name works in `BiLM.from_preset(NAME)`, `ElmoLayer.from_preset(NAME)`
 and every command's `--preset NAME`. Published models download once into
@@ -15,11 +16,23 @@ HELP = "Print the table of models by name."
 
 
 def add_arguments(parser):
-    del parser  # no options
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="Print the full Markdown table (licences, checksums, URLs) "
+        "instead of the terminal table.",
+    )
 
 
 def run(args):
-    from keras_elmo.presets.table import presets_table
+    import shutil
 
-    sys.stdout.write(presets_table())
+    from keras_elmo.presets.table import presets_table
+    from keras_elmo.presets.table import terminal_table
+
+    if args.markdown:
+        sys.stdout.write(presets_table())
+    else:
+        width = shutil.get_terminal_size((100, 24)).columns
+        sys.stdout.write(terminal_table(width=width))
     return 0

@@ -17,7 +17,6 @@ from keras_elmo.export.run_identity import saved_model_identity
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.loading import load_bilm_or_elmo_layer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.text.char_ops import tokens_to_char_ids
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ class BiLMEmbedder:
 
     def _layers_fn(self, tokens):
         if self.token_cache is None:
-            outputs = self.bilm(tokens_to_char_ids(tokens), training=False)
+            outputs = self.bilm(self.bilm.encode_tokens(tokens), training=False)
         else:
             outputs = self.bilm.contextualize(
                 self.token_cache(tokens), tf.not_equal(tokens, b"")

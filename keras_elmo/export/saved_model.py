@@ -11,8 +11,9 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.models.token_encoder import lookup_tables
 from keras_elmo.utils.atomic import atomic_directory
+from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.serving_layout import is_saved_model
 from keras_elmo.utils.validation import check_positive_int
 
@@ -78,6 +79,8 @@ class ElmoModule(tf.Module):
             weights += list(token_cache.weights)
             # The vocabulary's hash table, saved with the module.
             self._token_table = token_cache.lookup.lookup_table
+        # The token encoder's lexicon hash tables (none for bilm-tf).
+        self._encoder_tables = lookup_tables(bilm.token_encoder)
         variables = _unique(weights)
         trainable = _unique([w for w in scalar_mix.weights if w.trainable])
         trainable_ids = {id(w) for w in trainable}
@@ -169,7 +172,7 @@ class ElmoModule(tf.Module):
         cache when there is one."""
         bilm, cache = self._keras.bilm, self._keras.cache
         if cache is None:
-            outputs = bilm(tokens_to_char_ids(tokens), training=False)
+            outputs = bilm(bilm.encode_tokens(tokens), training=False)
         else:
             mask = tf.not_equal(tokens, "")
             outputs = bilm.contextualize(cache(tokens), mask, training=False)
@@ -340,7 +343,46 @@ def export_saved_model(
     )
     with atomic_directory(path) as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
+        mark_frozen_variables(tmp)
     return path
+
+
+def mark_frozen_variables(path):
+    """Rewrites the SavedModel at `path` so that every variable outside
+    the root's `trainable_variables` (the mix's `s` and `gamma`) is saved
+    with `trainable=False`.
+
+    `tf.saved_model.save` records each variable's `trainable` flag as the
+    underlying `tf.Variable` was created, and Keras 3 creates every layer
+    weight trainable, even of a frozen biLM; loaders that list variables
+    by that flag (`keras.layers.TFSMLayer`, `tf.saved_model.load(...)
+    .variables`) would then see 27 trainable variables of which 25 get
+    no gradient (the SavedModel stops gradients at the biLM), and Adam
+    would build slots for them. The flag lives in the object graph of
+    `saved_model.pb`, so only that proto is rewritten.
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    pb_path = os.path.join(path, "saved_model.pb")
+    model = saved_model_pb2.SavedModel()
+    with open(pb_path, "rb") as f:
+        model.ParseFromString(f.read())
+    for meta_graph in model.meta_graphs:
+        nodes = meta_graph.object_graph_def.nodes
+        keep = set()
+        for child in nodes[0].children:
+            if child.local_name == "trainable_variables":
+                keep = {c.node_id for c in nodes[child.node_id].children}
+        for node_id, node in enumerate(nodes):
+            if node.WhichOneof("kind") == "variable" and node_id not in keep:
+                node.variable.trainable = False
+    with atomic_write(pb_path, "wb") as f:
+        f.write(model.SerializeToString())
+    # fingerprint.pb holds a checksum of saved_model.pb: write it again.
+    from tensorflow.python.saved_model import fingerprinting_utils
+
+    os.remove(os.path.join(path, "fingerprint.pb"))
+    fingerprinting_utils.write_fingerprint(path)
 
 
 def _unique(variables):

@@ -13,14 +13,20 @@ from keras_elmo.layers.next_token_states import NextTokenStates
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
+from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
+from keras_elmo.layers.unicode_character_ids import UnicodeCharacterIds
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.layers.word_ids import WordIds
 
 __all__ = [
     "CharacterIds",
+    "UnicodeCharacterIds",
+    "WordIds",
     "AddSentenceBoundaries",
+    "AddWordBoundaries",
     "TokenMask",
     "UniqueTokens",
     "GatherUniqueTokens",

@@ -8,15 +8,16 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
+from keras_elmo.utils.backend import check_backend
 
 _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
 
-def _is_character(flat_ids):
+def _is_character(flat_ids, pad_id=_PAD_ID):
     """True at the slots holding a character (BOW, a byte, EOW), not PAD
     and not the all-zero "no token" row."""
     return ops.logical_and(
-        ops.greater(flat_ids, 0), ops.not_equal(flat_ids, _PAD_ID)
+        ops.greater(flat_ids, 0), ops.not_equal(flat_ids, pad_id)
     )
 
 
@@ -94,7 +95,11 @@ class CharCNNEmbedding(keras.layers.Layer):
         char_embedding_dim: int. Size of a character's embedding.
         activation: `"relu"` or `"tanh"`.
         num_characters: int. Rows of the embedding including the padding
-            row (262).
+            row (262 for UTF-8 bytes; a Unicode lexicon's rows + 1).
+        pad_id: int. The (shifted) id of the padding character that fills
+            a token's slots after its end-of-word marker (261 for bytes;
+            a lexicon's `pad` + 1). Its embedding row is a learned row
+            like any other; a token's characters must precede it.
         embeddings_initializer: initializer for the character table.
         kernel_initializer: initializer for the convolution kernels.
         bias_initializer: initializer for the convolution biases.
@@ -128,6 +133,7 @@ class CharCNNEmbedding(keras.layers.Layer):
         char_embedding_dim,
         activation="relu",
         num_characters=char_vocab.NUM_CHARACTERS,
+        pad_id=_PAD_ID,
         embeddings_initializer="uniform",
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
@@ -146,16 +152,17 @@ class CharCNNEmbedding(keras.layers.Layer):
                 "Received an invalid value for argument `activation`, "
                 f"expected 'relu' or 'tanh', got {activation!r}."
             )
-        if int(num_characters) < char_vocab.NUM_CHARACTERS:
+        if not 1 <= int(pad_id) < int(num_characters):
             raise ValueError(
                 "Received an invalid value for argument `num_characters`, "
-                f"expected >= {char_vocab.NUM_CHARACTERS} (ids 0..261), got "
-                f"{num_characters!r}."
+                f"expected > pad_id = {pad_id} (ids 0..{pad_id} at least), "
+                f"got {num_characters!r}."
             )
         self.filters = filters
         self.char_embedding_dim = int(char_embedding_dim)
         self.activation = activation
         self.num_characters = int(num_characters)
+        self.pad_id = int(pad_id)
         self.embeddings_initializer = keras.initializers.get(
             embeddings_initializer
         )
@@ -188,6 +195,7 @@ class CharCNNEmbedding(keras.layers.Layer):
             )
 
     def call(self, char_ids):
+        check_backend("CharCNNEmbedding")
         char_ids = ops.cast(char_ids, "int32")
         shape = ops.shape(char_ids)
         slots = char_ids.shape[-1] or ops.shape(char_ids)[-1]
@@ -202,9 +210,13 @@ class CharCNNEmbedding(keras.layers.Layer):
         chars = ops.reshape(
             ops.take(table, flat_ids, axis=0), (-1, self.char_embedding_dim)
         )  # [M * 50, dim], token-major
-        occupied = ops.sum(ops.cast(_is_character(flat_ids), "int32"), axis=1)
+        occupied = ops.sum(
+            ops.cast(_is_character(flat_ids, self.pad_id), "int32"), axis=1
+        )
         is_token = ops.any(ops.greater(flat_ids, 0), axis=1)
-        pad_row = ops.take(table, ops.full((slots,), _PAD_ID, "int32"), axis=0)
+        pad_row = ops.take(
+            table, ops.full((slots,), self.pad_id, "int32"), axis=0
+        )
         features = []
         for (width, _), kernel, bias in zip(
             self.filters, self.kernels, self.biases
@@ -235,6 +247,7 @@ class CharCNNEmbedding(keras.layers.Layer):
                 "char_embedding_dim": self.char_embedding_dim,
                 "activation": self.activation,
                 "num_characters": self.num_characters,
+                "pad_id": self.pad_id,
                 **initializer_configs(
                     self,
                     "embeddings_initializer",

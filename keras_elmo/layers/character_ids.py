@@ -6,6 +6,7 @@ import numpy as np
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
 from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.utils.backend import check_backend
 
 
 @keras_elmo_export("keras_elmo.layers.CharacterIds")
@@ -52,6 +53,7 @@ class CharacterIds(keras.layers.Layer):
         return super().__call__(tokens, *args, **kwargs)
 
     def call(self, tokens):
+        check_backend("CharacterIds")
         return tokens_to_char_ids(tokens)
 
     def compute_output_shape(self, input_shape):

@@ -25,6 +25,12 @@ class AddSentenceBoundaries(keras.layers.Layer):
     `T + 2` positions long (`</S>` at position `n_b + 1`), as AllenNLP's
     `add_sentence_boundary_token_ids`. Tokens must be right-padded.
 
+    Args:
+        bos_ids: None (bilm-tf's `<S>`) or 50 ints, the char ids of the
+            begin-of-sentence token (a Unicode lexicon's `<bos>`).
+        eos_ids: None (bilm-tf's `</S>`) or 50 ints, likewise.
+        **kwargs: standard `keras.layers.Layer` arguments.
+
     Call arguments:
         char_ids: int tensor `[B, T, 50]`.
 
@@ -35,14 +41,25 @@ class AddSentenceBoundaries(keras.layers.Layer):
     (`n_b + 2` True per row).
     """
 
+    def __init__(self, bos_ids=None, eos_ids=None, **kwargs):
+        super().__init__(**kwargs)
+        self.bos_ids = None if bos_ids is None else [int(i) for i in bos_ids]
+        self.eos_ids = None if eos_ids is None else [int(i) for i in eos_ids]
+
     def call(self, char_ids):
         char_ids = ops.cast(char_ids, "int32")
         lengths = sequence_lengths(char_ids)[:, None, None]
         padded = ops.pad(char_ids, [[0, 0], [1, 1], [0, 0]])
         positions = ops.arange(ops.shape(padded)[1], dtype="int32")
         positions = positions[None, :, None]
-        bos = ops.convert_to_tensor(char_vocab.BOS_TOKEN_IDS, "int32")
-        eos = ops.convert_to_tensor(char_vocab.EOS_TOKEN_IDS, "int32")
+        bos = ops.convert_to_tensor(
+            char_vocab.BOS_TOKEN_IDS if self.bos_ids is None else self.bos_ids,
+            "int32",
+        )
+        eos = ops.convert_to_tensor(
+            char_vocab.EOS_TOKEN_IDS if self.eos_ids is None else self.eos_ids,
+            "int32",
+        )
         out = ops.where(ops.equal(positions, 0), bos, padded)
         return ops.where(ops.equal(positions, lengths + 1), eos, out)
 
@@ -54,6 +71,70 @@ class AddSentenceBoundaries(keras.layers.Layer):
         return keras.KerasTensor(
             self.compute_output_shape(char_ids.shape), dtype="int32"
         )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"bos_ids": self.bos_ids, "eos_ids": self.eos_ids})
+        return config
+
+
+@keras_elmo_export("keras_elmo.layers.AddWordBoundaries")
+class AddWordBoundaries(keras.layers.Layer):
+    """Wraps each sentence of word ids in the `<bos>` ... `<eos>` words.
+
+    The word-id counterpart of `AddSentenceBoundaries`, for models with a
+    word-embedding branch: row `b` with `n_b` tokens (from `token_mask`)
+    becomes `[bos, w_1..w_n, eos, pad, ...]`, `T + 2` long.
+
+    Args:
+        bos_id: int. Word id of the begin-of-sentence word.
+        eos_id: int. Word id of the end-of-sentence word.
+        pad_id: int. Word id after `eos` (never used by the model: the
+            positions are masked).
+        **kwargs: standard `keras.layers.Layer` arguments.
+
+    Call arguments:
+        word_ids: int tensor `[B, T]`.
+        token_mask: bool tensor `[B, T]`, True for real tokens.
+
+    Returns:
+        int32 tensor `[B, T + 2]`.
+    """
+
+    def __init__(self, bos_id, eos_id, pad_id, **kwargs):
+        super().__init__(**kwargs)
+        self.bos_id, self.eos_id = int(bos_id), int(eos_id)
+        self.pad_id = int(pad_id)
+
+    def call(self, word_ids, token_mask):
+        word_ids = ops.cast(word_ids, "int32")
+        lengths = ops.sum(ops.cast(token_mask, "int32"), axis=-1)[:, None]
+        padded = ops.pad(
+            word_ids, [[0, 0], [1, 1]], constant_values=self.pad_id
+        )
+        positions = ops.arange(ops.shape(padded)[1], dtype="int32")[None, :]
+        out = ops.where(ops.equal(positions, 0), self.bos_id, padded)
+        return ops.where(ops.equal(positions, lengths + 1), self.eos_id, out)
+
+    def compute_output_shape(self, input_shape, token_mask_shape=None):
+        steps = None if input_shape[1] is None else input_shape[1] + 2
+        return (input_shape[0], steps)
+
+    def compute_output_spec(self, word_ids, token_mask):
+        return keras.KerasTensor(
+            self.compute_output_shape(word_ids.shape), dtype="int32"
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "bos_id": self.bos_id,
+                "eos_id": self.eos_id,
+                "pad_id": self.pad_id,
+            }
+        )
+        return config
 
 
 @keras_elmo_export("keras_elmo.layers.RemoveSentenceBoundaries")

@@ -4,10 +4,12 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.models.token_encoder import LexiconTokenEncoder
 
 __all__ = [
     "BiLM",
     "BiLMLanguageModel",
     "ElmoLayer",
     "TokenEmbeddingCache",
+    "LexiconTokenEncoder",
 ]

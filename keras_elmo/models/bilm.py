@@ -13,15 +13,25 @@ from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.models import bilm_lexicon
 from keras_elmo.models.bilm_inputs import check_char_ids
 from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
+from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.backend import check_backend
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+
+
+class _Holder:
+    """Holds a layer without Keras tracking it."""
+
+    def __init__(self, layer):
+        self.layer = layer
 
 
 @keras_elmo_export("keras_elmo.BiLM")
@@ -84,9 +94,16 @@ class BiLM(keras.Model):
                 "`config` must be a keras_elmo.BiLMConfig or a dict of its "
                 f"fields, received {type(config).__name__}."
             )
+        if stateful and config.has_word_branch:
+            raise ValueError(
+                "`stateful=True` is not supported for a biLM with a word "
+                "embedding branch (`word_lexicon`); use stateful=False."
+            )
         # === Layers ===
         add_boundaries = AddSentenceBoundaries(
-            dtype=dtype, name="add_sentence_boundaries"
+            dtype=dtype,
+            name="add_sentence_boundaries",
+            **bilm_lexicon.boundary_args(config),
         )
         token_mask = TokenMask(dtype=dtype, name="token_mask")
         char_cnn = CharCNNEmbedding(
@@ -95,7 +112,10 @@ class BiLM(keras.Model):
             activation=config.activation,
             dtype=dtype,
             name="char_cnn",
+            **bilm_lexicon.char_cnn_args(config),
         )
+        words = bilm_lexicon.word_branch(config, dtype)
+        word_embedding = None if words is None else words[0]
         highway = Highway(
             num_layers=config.num_highway_layers, dtype=dtype, name="highway"
         )
@@ -132,7 +152,17 @@ class BiLM(keras.Model):
         with_boundaries = add_boundaries(char_ids)
         mask_with_boundaries = token_mask(with_boundaries)
         unique, inverse = unique_tokens(with_boundaries)
-        x = gather_unique(projection(highway(char_cnn(unique))), inverse)
+        if words is None:
+            x = gather_unique(projection(highway(char_cnn(unique))), inverse)
+        else:
+            # ELMoForManyLangs: [word embedding; highway(char-CNN)] -> P.
+            _, add_word_boundaries, token_features = words
+            inputs["word_ids"] = keras.Input(
+                shape=(None,), dtype="int32", name="word_ids"
+            )
+            word_ids = add_word_boundaries(inputs["word_ids"], token_mask=mask)
+            chars = gather_unique(highway(char_cnn(unique)), inverse)
+            x = projection(token_features([word_embedding(word_ids), chars]))
         if stateful:
             inputs["initial_h"] = keras.Input(
                 shape=(2, None, config.projection_dim),
@@ -156,7 +186,7 @@ class BiLM(keras.Model):
         if stateful:
             outputs["final_h"], outputs["final_c"] = final_h, final_c
         super().__init__(
-            inputs=inputs if stateful else char_ids,
+            inputs=inputs if len(inputs) > 1 else char_ids,
             outputs=outputs,
             dtype=dtype,
             **kwargs,
@@ -169,9 +199,26 @@ class BiLM(keras.Model):
         self.char_cnn = char_cnn
         self.highway = highway
         self.token_projection = projection
+        self.word_embedding = word_embedding
         self.bilstm = bilstm
         self.remove_boundaries = strip
         self._carried = CarriedStates(config) if stateful else None
+        # Not a tracked sublayer: it has no weights, and the config makes
+        # it again, so `.keras` files stay as they were.
+        self._encoder = _Holder(token_encoder_for(config))
+
+    @property
+    def token_encoder(self):
+        """The layer `encode_tokens` runs (`keras_elmo.models.
+        token_encoder`): `CharacterIds` for a bilm-tf model."""
+        return self._encoder.layer
+
+    def encode_tokens(self, tokens):
+        """String tokens `[B, T]` (`""` = padding) -> this biLM's inputs:
+        char ids `[B, T, 50]`, or `{"char_ids", "word_ids"}` with a word
+        branch (in graph; what ElmoLayer, the SavedModel and BiLMEmbedder
+        run on string tokens)."""
+        return self._encoder.layer(tokens)
 
     @property
     def num_output_layers(self):
@@ -192,6 +239,8 @@ class BiLM(keras.Model):
         (`ElmoLayer(vocabulary=...)`); `contextualize` takes it on from
         there.
         """
+        if self.word_embedding is not None or isinstance(char_ids, dict):
+            return bilm_lexicon.embed_tokens(self, char_ids)
         return self.token_projection(self.highway(self.char_cnn(char_ids)))
 
     def contextualize(self, token_embeddings, mask, training=None):
@@ -222,11 +271,15 @@ class BiLM(keras.Model):
         )
 
     def __call__(self, inputs, *args, **kwargs):
+        check_backend("BiLM")
+        rows = self.config.char_table_rows
         if isinstance(inputs, dict):
             if "char_ids" in inputs:
-                check_char_ids(inputs["char_ids"])
+                check_char_ids(inputs["char_ids"], rows)
         else:
-            inputs = check_char_ids(inputs)
+            if self.word_embedding is not None:
+                raise TypeError(bilm_lexicon.NEEDS_WORD_IDS)
+            inputs = check_char_ids(inputs, rows)
         if not self.stateful or isinstance(inputs, dict):
             return super().__call__(inputs, *args, **kwargs)
         initial_h, initial_c = self._carried.initial(inputs)
@@ -243,6 +296,23 @@ class BiLM(keras.Model):
         )
         self._carried.update(outputs.pop("final_h"), outputs.pop("final_c"))
         return outputs
+
+    @classmethod
+    def from_elmoformanylangs(cls, folder, **kwargs):
+        """A biLM from an ELMoForManyLangs model folder, exactly.
+
+        Reads its files without torch and without running pickled code
+        (`keras_elmo.weights.elmoformanylangs`); the result gives the
+        package's `sents2elmo(output_layer=-2)` layers, statelessly. See
+        docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
+        """
+        from keras_elmo.weights import elmoformanylangs
+        from keras_elmo.weights import elmoformanylangs_weights
+
+        model = elmoformanylangs.read_folder(folder)
+        bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
+        elmoformanylangs_weights.load_weights(bilm, model)
+        return bilm
 
     def reset_states(self):
         """Forgets the carried LSTM states (stateful mode)."""
@@ -355,13 +425,7 @@ class BiLM(keras.Model):
                 f"the {resolved.format} model {resolved.description}."
             )
         if resolved.format == "elmoformanylangs":
-            loader = getattr(cls, "from_elmoformanylangs", None)
-            if loader is None:
-                raise ValueError(
-                    f"{resolved.description} is an ELMoForManyLangs folder; "
-                    "this version of keras_elmo cannot read that format yet."
-                )
-            return loader(resolved.path, **kwargs)
+            return cls.from_elmoformanylangs(resolved.path, **kwargs)
         if resolved.format == "keras":
             return _bilm_in_keras_file(cls, resolved.path, kwargs)
         raise ValueError(

@@ -6,12 +6,13 @@ import numpy as np
 from keras_elmo.text import char_vocab
 
 
-def check_char_ids(char_ids):
+def check_char_ids(char_ids, num_characters=char_vocab.NUM_CHARACTERS):
     """Validates a `BiLM` input; returns it (a nested list as an array).
 
     Checks the dtype (integer) and shape (`[B, T, 50]`) of any input, and
     for concrete values (NumPy arrays, eager tensors) that every id is in
-    `[0, NUM_CHARACTERS)`; symbolic tensors are checked at trace time for
+    `[0, num_characters)` (262 for UTF-8 bytes, a Unicode lexicon's rows
+    + 1); symbolic tensors are checked at trace time for
     dtype and shape only.
     """
     if isinstance(char_ids, (list, tuple)):
@@ -60,12 +61,12 @@ def check_char_ids(char_ids):
         return char_ids
     if values.size:
         low, high = int(values.min()), int(values.max())
-        if low < 0 or high >= char_vocab.NUM_CHARACTERS:
+        if low < 0 or high >= num_characters:
             bad = low if low < 0 else high
             where = tuple(int(i) for i in np.argwhere(values == bad)[0])
             raise ValueError(
                 "Received an invalid value for argument `char_ids`, "
-                f"expected ids in [0, {char_vocab.NUM_CHARACTERS}), got "
+                f"expected ids in [0, {num_characters}), got "
                 f"{bad} at index {where}."
             )
     return char_ids

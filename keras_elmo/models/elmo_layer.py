@@ -4,7 +4,6 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.character_ids import CharacterIds
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
@@ -131,7 +130,6 @@ class ElmoLayer(keras.layers.Layer):
             if scalar_mix_parameters is None
             else [float(s) for s in scalar_mix_parameters]
         )
-        self.character_ids = CharacterIds(name="character_ids")
         self.scalar_mixes = [
             ScalarMix(
                 num_layers=bilm.num_output_layers,
@@ -196,7 +194,7 @@ class ElmoLayer(keras.layers.Layer):
         if keras.backend.standardize_dtype(inputs.dtype) != "string":
             return self.bilm(inputs, training=training)
         if self.token_cache is None:
-            return self.bilm(self.character_ids(inputs), training=training)
+            return self.bilm(self.bilm.encode_tokens(inputs), training=training)
         return self.bilm.contextualize(
             self.token_cache(inputs),
             ops.not_equal(inputs, ""),

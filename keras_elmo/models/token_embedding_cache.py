@@ -102,6 +102,13 @@ class TokenEmbeddingCache(keras.layers.Layer):
 
     def __init__(self, vocabulary, bilm, **kwargs):
         super().__init__(**kwargs)
+        if bilm.config.has_char_lexicon:
+            raise ValueError(
+                "A token-embedding cache (`vocabulary=`) needs a biLM with "
+                "UTF-8 byte characters (bilm-tf); this one has its own "
+                "character lexicon (ELMoForManyLangs). Pass "
+                "vocabulary=None."
+            )
         self.vocabulary = load_vocabulary(vocabulary)
         self._owner = _Unowned(bilm)
         self.projection_dim = int(bilm.config.projection_dim)

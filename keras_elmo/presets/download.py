@@ -179,10 +179,13 @@ def _verify(name, path, config, expected_options, label):
         found = BiLMConfig.from_options_json(path)
         if expected_options is not None:
             expected = BiLMConfig.from_options_json(expected_options)
-            if _architecture(found) != _architecture(expected):
+            differences = _differences(
+                _architecture(found), _architecture(expected)
+            )
+            if differences:
                 raise ValueError(
-                    f"Options file of {label} describes {found}, expected "
-                    f"{expected} (recorded in the registry)."
+                    f"Options file of {label} differs from the architecture "
+                    f"recorded in the registry: {differences}."
                 )
         return found
     verify_weights_file(path, config, label=f"{name} of {label}")
@@ -193,6 +196,15 @@ def _architecture(config):
     fields = config.to_dict()
     fields.pop("n_characters")  # 261 and 262 describe the same embedding
     return fields
+
+
+def _differences(found, expected):
+    """`"lstm_units is 64, expected 32; ..."` for the fields that differ."""
+    return "; ".join(
+        f"{key} is {found.get(key)!r}, expected {expected.get(key)!r}"
+        for key in sorted(set(found) | set(expected))
+        if found.get(key) != expected.get(key)
+    )
 
 
 def _verify_by_hand_files(target, label, expected_options, pins):

@@ -1,4 +1,6 @@
-"""The Markdown table of models by name (`keras-elmo presets`, README)."""
+"""The tables of models by name: Markdown for docs/PRESETS.md
+(`keras-elmo presets --markdown`) and aligned columns for a terminal
+(`keras-elmo presets`)."""
 
 import os
 
@@ -74,3 +76,75 @@ def presets_table(archives=True):
             f"{_pin(archive.sha256)} | [zip]({archive.urls()[0]}) |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _cached(name, zip_file=False):
+    """ "yes" when a verified copy of `name` is in the download cache."""
+    from keras_elmo.presets import download
+
+    root = download.cache_root()
+    if zip_file:
+        return (
+            "yes" if os.path.isfile(os.path.join(root, name + ".zip")) else "no"
+        )
+    folder = os.path.join(root, name)
+    return "yes" if download.read_stamp(folder) is not None else "no"
+
+
+def presets_rows():
+    """`(name, architecture, parameters, cached, training data)` per
+    preset, for the terminal table."""
+    from keras_elmo.presets import available_presets
+    from keras_elmo.presets import preset_dir
+
+    rows = []
+    for name in available_presets():
+        config = BiLMConfig.from_options_json(
+            os.path.join(preset_dir(name), "options.json")
+        )
+        rows.append(
+            (
+                name,
+                _architecture(config),
+                _millions(published.parameter_count(config)),
+                "shipped",
+                "8.5M tokens of English",
+            )
+        )
+    for model in published.PUBLISHED_PRESETS.values():
+        rows.append(
+            (
+                model.name,
+                _architecture(model.config),
+                _millions(model.parameter_count),
+                _cached(model.name),
+                model.training_data,
+            )
+        )
+    for archive in published_archives.PUBLISHED_ARCHIVES.values():
+        rows.append(
+            (
+                archive.name,
+                archive.format,
+                "?",
+                _cached(archive.name, zip_file=True),
+                f"{archive.language}: {archive.training_data}",
+            )
+        )
+    return rows
+
+
+def terminal_table(width=100):
+    """The presets as aligned columns that fit `width` characters (the
+    training-data column is cut with "..." when needed)."""
+    header = ("Name", "Architecture", "Params", "Cached", "Training data")
+    rows = [header] + presets_rows()
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    used = sum(widths) + 2 * 4
+    last = max(width - used, 24)
+    lines = []
+    for row in rows:
+        data = row[4] if len(row[4]) <= last else row[4][: last - 3] + "..."
+        cells = [c.ljust(w) for c, w in zip(row[:4], widths)] + [data]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"

@@ -47,13 +47,17 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def provenance(command=None, written=()):
+def provenance(command=None, written=(), modules=()):
     """A dict: the git commit (and whether the tree had changes), the
     command line, CPU model, cores, 1/5/15-minute load averages, UTC date,
     Python / TensorFlow / Keras versions.
 
     `written`: the files the command itself writes (a results file it
     rewrites after each round), which are not counted as changes.
+    `modules`: repository paths of the package modules the figures
+    depend on (e.g. "keras_elmo/layers/char_cnn_embedding.py"), recorded
+    as `modules`; tests/results_files_test.py then treats a change to
+    any of them after the commit like a change to the script.
     """
     versions = {"python": platform.python_version()}
     for name in ("tensorflow", "keras", "numpy"):
@@ -79,6 +83,7 @@ def provenance(command=None, written=()):
             "%Y-%m-%d %H:%M:%S"
         ),
         "versions": versions,
+        **({"modules": list(modules)} if modules else {}),
     }
 
 

@@ -13,6 +13,9 @@ layout differences:
   time as TensorFlow's `LSTMCell` does) are the same on both sides, so the
   round trip is bit-exact.
 - the highway keeps bilm-tf's carry convention, so no sign flip.
+- a model with a Unicode character lexicon (converted from
+  ELMoForManyLangs) writes `char_embed` with its own rows and adds
+  `word_embed` for a word branch (docs/ELMOFORMANYLANGS.md).
 """
 
 import logging
@@ -25,6 +28,9 @@ from keras_elmo.weights.hdf5_ports import write_ports
 logger = logging.getLogger(__name__)
 
 LSTM_CELL = "RNN_{d}/RNN/MultiRNNCell/Cell{l}/LSTMCell"
+# The word embedding of a model with a word branch (not in bilm-tf files);
+# `CNN_proj/W_proj` then has the word rows first: `[word; char-CNN]`.
+WORD_EMBED = "word_embed"
 
 WEIGHTS_FILE = FileKind(
     name="Weights",
@@ -52,6 +58,9 @@ def weight_table(bilm):
     for k, block in enumerate(bilm.highway.blocks):
         for name, key in _HIGHWAY:
             table.append(port_weight(block[key], f"CNN_high_{k}/{name}"))
+    if getattr(bilm, "word_embedding", None) is not None:
+        # Our extension (an ELMoForManyLangs word branch): [V, w].
+        table.append(port_weight(bilm.word_embedding.embeddings, WORD_EMBED))
     dense = bilm.token_projection
     table.append(port_weight(dense.kernel, "CNN_proj/W_proj"))
     table.append(port_weight(dense.bias, "CNN_proj/b_proj"))

@@ -13,6 +13,7 @@ import os
 
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.weights import options_lexicons
 from keras_elmo.weights import options_rules
 
 
@@ -28,9 +29,11 @@ def read_options(path_or_dict):
             written in the file (`lstm.dim`), the value and what is
             allowed.
     """
+    base_dir = None
     if isinstance(path_or_dict, (str, os.PathLike)):
         source = f"Options file {os.fspath(path_or_dict)!r}"
         options = _read_options_file(os.fspath(path_or_dict), source)
+        base_dir = os.path.dirname(os.path.abspath(path_or_dict))
     elif isinstance(path_or_dict, dict):
         options, source = path_or_dict, "options dict"
     else:
@@ -72,15 +75,22 @@ def read_options(path_or_dict):
         raise ValueError(
             f"{source}: missing or invalid key `{key}`: {e}"
         ) from e
+    lexicon_fields = options_lexicons.read_section(options, base_dir, source)
+    if lexicon_fields:
+        # A Unicode table's size is its own: BiLMConfig checks it.
+        by_key.pop("char_cnn.n_characters")
+        fields.update(lexicon_fields)
     options_rules.check_values(by_key, raw, source)
     options_rules.warn_unknown_keys(options, source)
     return fields, source
 
 
-def to_options(config):
+def to_options(config, inline_lexicons=True):
     """The bilm-tf options dict of a `BiLMConfig` (the schema AllenNLP
-    reads)."""
-    return {
+    reads), plus our `token_encoder` section for a model with its own
+    lexicons (`options_lexicons`; inline lists, or file names with
+    `inline_lexicons=False`)."""
+    options = {
         "lstm": {
             "dim": config.lstm_units,
             "projection_dim": config.projection_dim,
@@ -98,6 +108,10 @@ def to_options(config):
             "max_characters_per_token": config.max_characters_per_token,
         },
     }
+    section = options_lexicons.section_of(config, inline_lexicons)
+    if section is not None:
+        options[options_lexicons.SECTION] = section
+    return options
 
 
 def write_options(options, path):

@@ -65,7 +65,7 @@ def test_convert_round_trip_and_no_silent_overwrite(
 
 def test_convert_errors_are_clear(capsys):
     assert main(["convert", "--to-keras", "x.keras"]) == 2
-    assert "received neither" in capsys.readouterr().err
+    assert "received none" in capsys.readouterr().err
     assert main(["demo", "--options", "only.json"]) == 2
     assert "`--options` and `--weights` go together" in (
         capsys.readouterr().err

@@ -33,3 +33,11 @@ def test_shipped_savedmodel_equals_from_preset():
         np.testing.assert_array_equal(
             outputs["sequence_len"].numpy(), expected["sequence_len"]
         )
+
+
+def test_shipped_savedmodel_freezes_the_bilm():
+    """Only the mix is saved trainable (tests/export/frozen_variables_test.py
+    checks what that gives downstream)."""
+    loaded = tf.saved_model.load(SHIPPED)
+    flagged = sorted(v.name for v in loaded.variables if v.trainable)
+    assert flagged == ["elmo_mix/gamma:0", "elmo_mix/scalar_parameters:0"]

@@ -2,8 +2,9 @@
 
 Every `keras_elmo` import, at module level or inside a function, is an
 edge from the importing folder to the imported one. The folders are
-listed below in data-flow order (the README's layout map); each may import
-only itself and folders before it, so the folder graph has no cycle, and no
+listed below in data-flow order (docs/ARCHITECTURE.md's layout map);
+each may import only itself and folders before it, so the folder graph
+has no cycle, and no
 function-level import exists to dodge one (moving any of them to the top
 of its module would create none). Inside a folder the same holds for the
 module graph. Root modules (`config.py`, ...) count as folders of their
@@ -155,8 +156,9 @@ def test_cycle_finder_finds_a_cycle():
 
 
 def _readme_layout_folders():
-    """The folders the README's `## Layout` table names, in its order."""
-    readme = os.path.join(PACKAGE_DIR, "..", "README.md")
+    """The folders docs/ARCHITECTURE.md's `## Layout` table names, in its
+    order."""
+    readme = os.path.join(PACKAGE_DIR, "..", "docs", "ARCHITECTURE.md")
     with open(readme, encoding="utf-8") as f:
         section = f.read().split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     folders = []

@@ -38,3 +38,13 @@ def test_the_commands_own_results_file_is_not_a_change(tmp_path, monkeypatch):
     (repo / "code.py").write_text("x = 2\n")
     written = provenance.provenance(written=["results/run.json"])
     assert written["uncommitted_changes"] is True
+
+
+def test_modules_are_recorded_only_when_named():
+    from keras_elmo.utils.provenance import provenance
+
+    assert "modules" not in provenance(command="x")
+    named = provenance(
+        command="x", modules=["keras_elmo/layers/char_cnn_embedding.py"]
+    )
+    assert named["modules"] == ["keras_elmo/layers/char_cnn_embedding.py"]

@@ -233,8 +233,15 @@ def test_options_that_differ_from_the_registry_are_refused(
     options = json.loads(tiny[2])
     options["lstm"]["dim"] = 64
     server.files["/" + OPTIONS_PATH] = json.dumps(options).encode()
-    with pytest.raises(PresetDownloadError, match="recorded in the registry"):
+    with pytest.raises(PresetDownloadError) as raised:
         resolve_preset(NAME)
+    message = str(raised.value)
+    # Only the differing field, not two whole configs.
+    assert (
+        "differs from the architecture recorded in the registry: "
+        "lstm_units is 64, expected 32." in message
+    ), message
+    assert "projection_dim" not in message and "BiLMConfig(" not in message
     assert _cache_files(cache) == {".lock"}
 
 

@@ -156,3 +156,27 @@ def test_cli_architecture_preset_names_the_published_weights(capsys):
     assert main(["demo", "--random-weights", "small", "a b"]) == 0
     out = capsys.readouterr().out
     assert "RANDOMLY INITIALISED 'small'" in out
+
+
+def test_url_cache_is_immutable_until_download_force(model_dir, server, cache):
+    """docs/PRESETS.md, "Caches of URLs": a cached URL copy is never
+    revalidated; `keras-elmo download URL --force` fetches it again."""
+    folder, options, weights = model_dir
+    server.files["/m/options.json"] = (folder / "options.json").read_bytes()
+    server.files["/m/weights.hdf5"] = (folder / "weights.hdf5").read_bytes()
+    url = server.url + "m/"
+    keras_elmo.BiLM.from_preset(url)
+    cached = list(cache.glob("url-*/weights.hdf5"))
+    assert len(cached) == 1
+    # The server's file changes (same architecture, other weights).
+    other = keras_elmo.BiLM.from_allennlp(options, weights)
+    for w in other.weights:
+        w.assign(np.asarray(w) * 0.5)
+    other.save_allennlp(str(folder / "o2.json"), str(folder / "w2.hdf5"))
+    server.files["/m/weights.hdf5"] = (folder / "w2.hdf5").read_bytes()
+    keras_elmo.BiLM.from_preset(url)
+    assert server.count("/m/weights.hdf5") == 1  # not asked again
+    assert cached[0].read_bytes() != (folder / "w2.hdf5").read_bytes()
+    assert main(["download", url, "--force"]) == 0
+    assert server.count("/m/weights.hdf5") == 2
+    assert cached[0].read_bytes() == (folder / "w2.hdf5").read_bytes()

@@ -8,11 +8,12 @@ import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
+from keras_elmo.presets import published_archives
 from keras_elmo.presets.published import PUBLISHED_PRESETS
 from keras_elmo.presets.published import parameter_count
 from keras_elmo.presets.table import presets_table
 
-DOCS = os.path.join(
+README = os.path.join(
     os.path.dirname(__file__), os.pardir, os.pardir, "README.md"
 )
 FULL_TABLE_DOC = os.path.join(
@@ -20,20 +21,62 @@ FULL_TABLE_DOC = os.path.join(
 )
 
 
-def test_cli_presets_prints_the_table_with_every_preset(capsys):
-    assert main(["presets"]) == 0
+def test_cli_presets_markdown_prints_the_table_with_every_preset(capsys):
+    assert main(["presets", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert out == presets_table()
     for name in list(PUBLISHED_PRESETS) + available_presets():
         assert f"| `{name}` |" in out
 
 
+def test_cli_presets_prints_aligned_columns_with_what_is_cached(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KERAS_ELMO_CACHE", str(tmp_path))
+    folder = tmp_path / "elmo_2x1024_en"
+    folder.mkdir()
+    (folder / ".verified.json").write_text("{}")
+    assert main(["presets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == [
+        "Name",
+        "Architecture",
+        "Params",
+        "Cached",
+        "Training",
+        "data",
+    ]
+    column = lines[0].index("Cached")
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert set(rows) == set(PUBLISHED_PRESETS) | set(available_presets()) | (
+        set(published_archives.PUBLISHED_ARCHIVES)
+    )
+    cached = {name: row[column:].split()[0] for name, row in rows.items()}
+    assert cached["elmo_small_en"] == "shipped"
+    assert cached["elmo_2x1024_en"] == "yes"
+    assert cached["elmo_2x4096_en"] == "no"
+    assert max(len(line) for line in lines) <= 100
+
+
 def test_docs_table_matches_the_cli():
-    with open(DOCS, encoding="utf-8") as f:
-        text = f.read()
-    assert presets_table(archives=False) in text, "run: keras-elmo presets"
     with open(FULL_TABLE_DOC, encoding="utf-8") as f:
-        assert presets_table() in f.read(), "run: keras-elmo presets"
+        assert presets_table() in f.read(), "run: keras-elmo presets --markdown"
+
+
+def test_readme_short_table_names_presets_with_their_counts():
+    with open(README, encoding="utf-8") as f:
+        rows = [line.split(" | ") for line in f if line.startswith("| `")]
+    assert len(rows) >= 4
+    counts = {m.name: m.parameter_count for m in PUBLISHED_PRESETS.values()}
+    counts["elmo_small_en"] = parameter_count(
+        keras_elmo.BiLMConfig.from_options_json(
+            os.path.join(preset_dir("elmo_small_en"), "options.json")
+        )
+    )
+    for row in rows:
+        name = row[0].strip("| `")
+        assert name in counts, name
+        assert row[2] == f"{counts[name] / 1e6:.1f}M", name
 
 
 @pytest.mark.parametrize("source", ["tiny", "elmo_small_en"])

@@ -518,7 +518,7 @@ CASES = number(
             "evaluate",
             "empty `--data` file",
             CommandFailed,
-            ["`data`", "empty.txt", "holds no sentences"],
+            ["`--data`", "empty.txt", "holds no sentences"],
             failing(
                 "evaluate",
                 "--data",
@@ -612,7 +612,7 @@ CASES = number(
             ["`--version`", "positive integer", "got 0"],
             failing(
                 "export",
-                "--preset",
+                "--random-weights",
                 "tiny",
                 "--out",
                 out_path("sm"),
@@ -644,7 +644,7 @@ CASES = number(
             ["`--max-tokens`", "positive integer", "got 0"],
             failing(
                 "export",
-                "--preset",
+                "--random-weights",
                 "tiny",
                 "--out",
                 out_path("sm0"),

@@ -1,0 +1,216 @@
+"""Every code block of README.md runs as written.
+
+Python blocks run in a fresh process in an empty folder (so they need
+nothing but the clone), with the download cache in a temporary folder
+and AllenNLP's hosts replaced by a local HTTP mirror on 127.0.0.1
+(`KERAS_ELMO_PRESET_MIRROR`) serving a model with the published
+architecture and random weights. A `print(x)  # VALUE` line must print
+VALUE. Shell blocks: `keras-elmo ...` lines run in order in one folder
+holding the files they name; `make TARGET` is checked with `make -n`
+(running it would install a venv and, for `make test`, rerun this suite:
+CI's `.ci/run` runs `make test` itself); `pip install NAME` names the
+package setup.cfg builds.
+"""
+
+import gzip
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+README = os.path.join(REPO, "README.md")
+BLOCK = re.compile(r"```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S)
+CLI = "import sys; from keras_elmo.cli.main import main; sys.exit(main())"
+PRINTED = re.compile(r"^print\(.*\)\s+# (?P<value>\S[^:]*?)(?::.*)?$")
+
+
+def blocks(lang):
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    return [m.group("code") for m in BLOCK.finditer(text) if m["lang"] == lang]
+
+
+def _env(tmp_path, **extra):
+    env = dict(os.environ)
+    env.pop("KERAS_ELMO_PRESET_MIRROR", None)
+    env.update(
+        PYTHONPATH=REPO,
+        KERAS_ELMO_CACHE=str(tmp_path / "cache"),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
+    env.update(extra)
+    return env
+
+
+def _expected_prints(code):
+    values = []
+    for line in code.splitlines():
+        match = PRINTED.match(line.strip())
+        if match:
+            values.append(match.group("value").strip())
+    return values
+
+
+def _run_python(code, tmp_path, **env):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=work,
+        env=_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Keras' download progress also goes to stdout: the prints come last.
+    printed = done.stdout.splitlines()
+    expected = _expected_prints(code)
+    assert expected and printed[-len(expected) :] == expected, (
+        printed[-10:],
+        expected,
+    )
+
+
+def test_readme_has_the_blocks_this_test_knows():
+    python = blocks("python")
+    assert len(python) == 3
+    assert 'Embedder.from_preset("elmo_small_en")' in python[0]
+    assert "tf.data.Dataset" in python[1] and "model.fit(data" in python[1]
+    assert 'from_preset("elmo_2x1024_en")' in python[2]
+    assert len(blocks("bash")) == 3
+
+
+@pytest.mark.large
+def test_quick_start_embed(tmp_path):
+    _run_python(blocks("python")[0], tmp_path)
+
+
+@pytest.mark.large
+def test_quick_start_keras_model(tmp_path):
+    _run_python(blocks("python")[1], tmp_path)
+    work = tmp_path / "work"
+    assert (work / "classifier.keras").is_file()
+    assert (work / "elmo_savedmodel" / "1" / "saved_model.pb").is_file()
+
+
+@pytest.mark.large
+def test_quick_start_published_model_from_a_local_mirror(tmp_path):
+    import keras_elmo
+    from keras_elmo.presets import published
+    from tests.presets.preset_server import Server
+
+    model = published.PUBLISHED_PRESETS["elmo_2x1024_en"]
+    options = tmp_path / "options.json"
+    weights = tmp_path / "weights.hdf5"
+    with open(options, "w", encoding="utf-8") as f:
+        json.dump(model.options, f)
+    bilm = keras_elmo.BiLM(
+        keras_elmo.BiLMConfig.from_options_json(model.options)
+    )
+    bilm.save_allennlp(str(options), str(weights))
+    server = Server()
+    try:
+        server.files["/m/" + model.options_path] = options.read_bytes()
+        server.files["/m/" + model.weights_path] = weights.read_bytes()
+        _run_python(
+            blocks("python")[2],
+            tmp_path,
+            KERAS_ELMO_PRESET_MIRROR=server.url + "m/",
+        )
+        assert server.count("/m/" + model.weights_path) == 1
+    finally:
+        server.close()
+
+
+def test_install_and_setup_lines():
+    setup, install = blocks("bash")[1], blocks("bash")[0]
+    with open(os.path.join(REPO, "setup.cfg"), encoding="utf-8") as f:
+        name = re.search(r"^name = (\S+)$", f.read(), re.M).group(1)
+    assert install.split() == ["pip", "install", name]
+    targets = [line.split()[1] for line in setup.splitlines() if line]
+    assert targets == ["demo", "test"]
+    for target in targets:
+        done = subprocess.run(
+            ["make", "-n", target], cwd=REPO, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:
+        assert "\nmake test\n" in f.read()
+
+
+def test_make_demo_installs_only_the_runtime_and_says_so():
+    """In a fresh clone (no .venv), `make demo` would create the venv and
+    install keras_elmo without the test extras, pip's output visible."""
+    done = subprocess.run(
+        ["make", "-n", "demo", "VENV=/nonexistent/venv"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    commands = done.stdout
+    installs = [c for c in commands.splitlines() if " install " in c]
+    assert installs[-1].endswith("install -e .")
+    assert "[test]" not in commands and "--quiet" not in commands
+    assert commands.count("echo ") >= 3  # it says what it is doing
+    assert commands.rstrip().endswith("keras-elmo demo")
+
+
+@pytest.mark.large
+def test_command_line_block(tmp_path):
+    work = tmp_path / "work"
+    (work / "corpus").mkdir(parents=True)
+    lines = [
+        "the cat sat on the mat .",
+        "a dog ran in the park .",
+        "the bank of the river is green .",
+    ] * 8
+    with gzip.open(work / "corpus" / "train-0.txt.gz", "wt") as f:
+        f.write("\n".join(lines) + "\n")
+    (work / "sentences.txt").write_text("Hello world .\nThe bank .\n")
+    for line in blocks("bash")[2].splitlines():
+        command = line.split("#", 1)[0].strip()
+        if not command:
+            continue
+        argv = shlex.split(command)
+        assert argv[0] == "keras-elmo"
+        done = subprocess.run(
+            [sys.executable, "-c", CLI, *argv[1:]],
+            cwd=work,
+            env=_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert done.returncode == 0, (command, done.stderr[-3000:])
+    assert (work / "vectors.hdf5").is_file()
+    assert (work / "savedmodel" / "elmo" / "1" / "saved_model.pb").is_file()
+    assert (work / "runs" / "small" / "weights.hdf5").is_file()
+
+
+def test_numpy_string_arrays_fail_in_keras_adapter_as_the_readme_says():
+    """The README tells users to pass tf.constant / tf.data; this is why
+    (Keras 3.15's data adapter). When Keras accepts them, update it."""
+    import keras
+    import numpy as np
+
+    import keras_elmo
+    from tests.conftest import tiny_bilm
+
+    tokens = keras.Input(shape=(None,), dtype="string")
+    elmo = keras_elmo.layers.ElmoLayer(tiny_bilm())(tokens)
+    pooled = keras.layers.GlobalMaxPooling1D()(elmo)
+    model = keras.Model(tokens, keras.layers.Dense(1)(pooled))
+    model.compile(optimizer="sgd", loss="mse")
+    for dtype, name in ((object, "object"), (str, "str32")):
+        texts = np.array([["a", "b"], ["c", ""]], dtype=dtype)
+        with pytest.raises(ValueError, match=f"Invalid dtype: {name}"):
+            model.fit(texts, np.ones((2, 1)), verbose=0)
+    with open(README, encoding="utf-8") as f:
+        assert "`Invalid dtype: object`" in f.read()
