@@ -102,12 +102,15 @@ class BiLMModelHandler(ModelHandler):
 
 
 def describe_output(spec, loader=load_spec):
-    """`{num_layers, dim, max_tokens, model}` of a spec's model, loaded
-    once here (for the manifest)."""
+    """`{num_layers, dim, max_tokens, model, model_identity}` of a spec's
+    model, loaded once here (for the manifest). `model_identity` is the
+    runner's digest of the model (`keras_elmo.export.run_identity`), so
+    a manifest says which weights made its vectors."""
     embedder, description = loader(spec)
     return {
         "num_layers": int(embedder.num_layers),
         "dim": int(embedder.output_dim),
         "max_tokens": embedder.max_tokens,
         "model": description,
+        "model_identity": getattr(embedder, "identity", None),
     }

@@ -18,9 +18,12 @@ line gives an empty dataset of shape `(L + 1, 0, 2P)` or `(0, 2P)`
 
 The input is read in chunks of `16 * --batch-size` lines, each sorted by
 length into batches (less padding) and written back in line order, so
-memory does not grow with the file. Output goes to `OUTPUT.partial`,
-renamed to OUTPUT at the end; after an interruption, `--resume` keeps the
-datasets already in `OUTPUT.partial` and computes the rest. OUTPUT is
+memory does not grow with the file. Each finished chunk is committed
+(fsynced, renamed) to the folder `OUTPUT.partial/`, assembled into
+OUTPUT at the end; after an interruption (even a kill -9), `--resume`
+keeps the committed chunks and computes the rest, once it has checked
+that the model, the input's content and the options are those of the
+interrupted run (docs/CRASH_SAFETY.md). OUTPUT is
 never overwritten without `--force`, and an OUTPUT that is a directory
 is refused before any work. A full disk (or a file size limit, or an
 unwritable directory) stops the run with an error naming OUTPUT.partial;
@@ -77,7 +80,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="Continue an interrupted run from OUTPUT.partial.",
+        help="Continue an interrupted (even killed) run from "
+        "OUTPUT.partial; refused if the model, the input's content or the "
+        "options changed.",
     )
     parser.add_argument(
         "--force",
@@ -104,7 +109,7 @@ def run(args):
             "options need --runner."
         )
     check_positive_int("--batch-size", args.batch_size)
-    hdf5_embedding.check_paths(args.input, args.output, args.force)
+    hdf5_embedding.check_paths(args.input, args.output, args.force, args.resume)
     runner, description = load_runner(args)  # a bad name fails here
     check_corpus_from_args(args, "input", args.input, require_sentences=False)
     sys.stderr.write(f"Embedding {args.input} with {description}\n")

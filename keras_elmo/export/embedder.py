@@ -104,6 +104,11 @@ class Embedder:
         """Tokens kept per sentence (None: no truncation)."""
         return self.runner.max_tokens
 
+    @property
+    def identity(self):
+        """What a resumed `embed_file` compares: the runner's `identity`."""
+        return getattr(self.runner, "identity", None)
+
     def __call__(self, token_lists):
         """The runner protocol: token lists (bytes) -> `[L + 1, n, 2P]`."""
         return self.runner(token_lists)

@@ -12,6 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
+from keras_elmo.export.run_identity import bilm_identity
+from keras_elmo.export.run_identity import saved_model_identity
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.loading import load_bilm_or_elmo_layer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
@@ -58,6 +60,8 @@ class BiLMEmbedder:
                 "not depend on its batch), received one with stateful=True."
             )
         self.bilm = bilm
+        self.vocabulary = vocabulary
+        self._identity = None
         self.num_layers = bilm.num_output_layers
         self.output_dim = bilm.output_dim
         self.token_cache = None
@@ -68,6 +72,14 @@ class BiLMEmbedder:
             self._layers_fn,
             input_signature=[tf.TensorSpec([None, None], tf.string)],
         )
+
+    @property
+    def identity(self):
+        """The digests of the biLM's options, weights and cache vocabulary
+        (`keras_elmo.export.run_identity.bilm_identity`), computed once."""
+        if self._identity is None:
+            self._identity = bilm_identity(self.bilm, self.vocabulary)
+        return self._identity
 
     def _layers_fn(self, tokens):
         if self.token_cache is None:
@@ -100,6 +112,7 @@ class SavedModelEmbedder:
 
     def __init__(self, path):
         self.path = path
+        self._identity = None
         self._warned = False
         self._model = tf.saved_model.load(path)
         if sig.TOKENS_SIGNATURE not in self._model.signatures:
@@ -120,6 +133,14 @@ class SavedModelEmbedder:
             )
         self.num_layers = len(self.lstm_keys) + 1
         self.output_dim = int(outputs[self.lstm_keys[0]].shape[-1])
+
+    @property
+    def identity(self):
+        """The SavedModel's fingerprint
+        (`keras_elmo.export.run_identity.saved_model_identity`)."""
+        if self._identity is None:
+            self._identity = saved_model_identity(self.path)
+        return self._identity
 
     def __call__(self, token_lists):
         if not token_lists:

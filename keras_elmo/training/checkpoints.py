@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 
+import numpy as np
 import tensorflow as tf
 
 from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
@@ -17,7 +18,11 @@ class TrainingState(tf.Module):
     The global step and position in the epoch, and the state of the
     validation rules (`validation_rules.ValidationRules`): the current
     learning rate, the best validation perplexity so far, the epochs in a
-    row without gain and whether early stopping has ended the run.
+    row without gain and whether early stopping has ended the run. And the
+    epoch's running totals (the summed cross entropies of both directions
+    and their token counts, float64), so that the history of an epoch
+    interrupted and resumed reports the loss `0.5 * (S_f / N_f + S_b /
+    N_b)` over all of its steps, exactly as an uninterrupted run does.
 
     Args:
         learning_rate: float, the rate a new run starts at.
@@ -40,6 +45,26 @@ class TrainingState(tf.Module):
             0, dtype=tf.int64, trainable=False
         )
         self.stopped = tf.Variable(False, trainable=False)
+        self.epoch_sums = tf.Variable(
+            np.zeros(2), dtype=tf.float64, trainable=False
+        )
+        self.epoch_counts = tf.Variable(
+            np.zeros(2), dtype=tf.float64, trainable=False
+        )
+
+    def epoch_totals(self, skip):
+        """`(sums, counts)`, float64 `[2]`: zeros for an epoch that starts
+        at batch 0, else the totals of its first `skip` batches."""
+        if skip == 0:
+            return np.zeros(2), np.zeros(2)
+        return np.array(self.epoch_sums.numpy()), np.array(
+            self.epoch_counts.numpy()
+        )
+
+    def keep_epoch_totals(self, sums, counts):
+        """Stores the running totals (checkpointed with the rest)."""
+        self.epoch_sums.assign(sums)
+        self.epoch_counts.assign(counts)
 
 
 def make_manager(

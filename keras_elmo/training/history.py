@@ -11,10 +11,14 @@ class EpochHistory:
 
     Each entry is the dict `Trainer` builds at an epoch's end (rate,
     training and validation perplexity, the validation rules'
-    decisions). Only the chief writes; the file is replaced atomically
-    after every epoch, before the epoch-end checkpoint, so on resume the
-    entries past the restored epoch (written by an epoch whose checkpoint
-    never landed) are dropped.
+    decisions). An epoch interrupted and resumed is one entry whose step
+    count, loss and perplexity cover all of its steps (the running totals
+    are checkpointed, `checkpoints.TrainingState`); only its timing
+    (`seconds`, `tokens_per_second`) covers the last run alone. Only
+    the chief writes; the file is replaced atomically after every epoch,
+    before the epoch-end checkpoint, so on resume the entries past the
+    restored epoch (written by an epoch whose checkpoint never landed)
+    are dropped.
 
     Args:
         out_dir: the run's output directory.

@@ -239,6 +239,7 @@ class Trainer:
                 logger.info("Epoch %d: %s", epoch + 1, result)
             state.epoch.assign_add(1)
             state.batch_in_epoch.assign(0)
+            state.keep_epoch_totals(np.zeros(2), np.zeros(2))
             self.manager.save(checkpoint_number=int(state.step.numpy()))
         if bool(state.stopped.numpy()) and self.chief:
             logger.info(
@@ -318,7 +319,7 @@ class Trainer:
             )
         callbacks = step_callbacks(config, self.chief, writer, self.manager)
         callbacks.on_epoch_begin(epoch)
-        sums, counts = np.zeros(2), np.zeros(2)
+        sums, counts = self.state.epoch_totals(skip)
         start, tokens_seen = time.perf_counter(), 0.0
         done = skip
         target = config.steps_per_epoch
@@ -341,6 +342,7 @@ class Trainer:
             tokens_seen += float(c[0])
             self.state.step.assign_add(1)
             self.state.batch_in_epoch.assign(done)
+            self.state.keep_epoch_totals(sums, counts)
             self.loss_scale.good_step()
             rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
             logs = {"step": step + 1, "loss": loss, "gradient_norm": norm}
@@ -353,7 +355,7 @@ class Trainer:
             "epoch": epoch + 1,
             "loss": float(mean),
             "perplexity": float(np.exp(mean)),
-            "steps": done - skip,
+            "steps": done,
             "learning_rate": learning_rate,
             "tokens_per_second": tokens_seen / max(seconds, 1e-9),
             "seconds": seconds,

@@ -166,6 +166,12 @@ def test_two_workers_give_embed_vectors_for_every_line(
     assert manifest["counts"]["shards"] == 3
     assert manifest["layers"] == "all" and manifest["dtype"] == "float32"
     assert (manifest["num_layers"], manifest["dim"]) == (3, 32)
+    from keras_elmo.export.embedding_runners import BiLMEmbedder
+    from keras_elmo.models.bilm import BiLM
+
+    options, weights = corpus["spec"]["options"], corpus["spec"]["weights"]
+    bilm = BiLM.from_allennlp(options, weights)
+    assert manifest["model_identity"] == BiLMEmbedder(bilm).identity
 
     # The converter gives `keras-elmo embed`'s HDF5 file for the same lines.
     converted = str(tmp_path / "converted.hdf5")

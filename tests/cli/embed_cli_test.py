@@ -26,6 +26,9 @@ LINES = [
 ]
 
 
+REAL_EMBED_CHUNK = embed_cli._embed_chunk
+
+
 def write_input(path, lines=LINES):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return str(path)
@@ -106,67 +109,124 @@ def test_refuses_to_overwrite_without_force(reference, tmp_path, capsys):
         assert f["0"].shape == (3, 7, 32)
 
 
-@pytest.mark.large
-def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
-    options, weights, expected = reference
-    src = write_input(tmp_path / "in.txt")
-    dst = str(tmp_path / "out.hdf5")
+def interrupt_after(monkeypatch, lines):
+    """Makes `embed` stop (KeyboardInterrupt) once `lines` lines are
+    embedded, in 2-line chunks; returns the list of embedded lines."""
     monkeypatch.setattr(embed_cli, "CHUNK_BATCHES", 1)  # 2-line chunks
     real_embed_chunk = embed_cli._embed_chunk
     embedded = []
 
     def interrupted(embedder, todo, mode, batch_size, out):
-        if len(embedded) >= 4:
+        if len(embedded) >= lines:
             raise KeyboardInterrupt
         embedded.extend(index for index, _ in todo)
         real_embed_chunk(embedder, todo, mode, batch_size, out)
 
     monkeypatch.setattr(embed_cli, "_embed_chunk", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        embed(options, weights, src, dst)
-    assert not os.path.exists(dst)
-    with h5py.File(dst + ".partial", "r") as f:
-        assert sorted(f) == ["0", "1", "2", "3"]
-    # Tamper with the partial file: a kept dataset and a wrong-shape one.
-    with h5py.File(dst + ".partial", "a") as f:
-        f["1"][...] = 7.0
-        del f["3"]
-        f.create_dataset("3", data=np.zeros((3, 2, 32), np.float32))
+    return embedded
 
-    assert embed(options, weights, src, dst) == 2
-    assert "pass --resume" in capsys.readouterr().err
-    embedded.clear()
+
+def count_embedded(monkeypatch):
+    real_embed_chunk = REAL_EMBED_CHUNK
+    embedded = []
     monkeypatch.setattr(
         embed_cli,
         "_embed_chunk",
         lambda *a: (embedded.extend(i for i, _ in a[1]), real_embed_chunk(*a)),
     )
+    return embedded
+
+
+@pytest.mark.large
+def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
+    options, weights, expected = reference
+    src = write_input(tmp_path / "in.txt")
+    dst = str(tmp_path / "out.hdf5")
+    embedded = interrupt_after(monkeypatch, 6)
+    with pytest.raises(KeyboardInterrupt):
+        embed(options, weights, src, dst)
+    assert embedded == [0, 1, 2, 3, 4, 5]
+    assert not os.path.exists(dst)
+    partial = dst + ".partial"
+    assert sorted(os.listdir(partial)) == [
+        "chunk-00000000.hdf5",
+        "chunk-00000001.hdf5",
+        "chunk-00000002.hdf5",
+        "manifest.json",
+    ]
+    with h5py.File(os.path.join(partial, "chunk-00000001.hdf5"), "r") as f:
+        assert sorted(f) == ["2", "3"] and f.attrs["start"] == 2
+    os.remove(os.path.join(partial, "chunk-00000001.hdf5"))  # lost
+
+    assert embed(options, weights, src, dst) == 2
+    assert "pass --resume" in capsys.readouterr().err
+    embedded = count_embedded(monkeypatch)
     assert embed(options, weights, src, dst, "--resume") == 0
-    assert sorted(embedded) == [3] + list(range(4, len(LINES)))
-    assert not os.path.exists(dst + ".partial")
+    assert sorted(embedded) == [2, 3] + list(range(6, len(LINES)))
+    assert not os.path.exists(partial)
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.hdf5"]
     with h5py.File(dst, "r") as f:
-        assert (f["1"][()] == 7.0).all()  # kept, not recomputed
         for i, line in enumerate(LINES):
-            if i != 1:
-                np.testing.assert_allclose(
-                    f[str(i)][()], expected[line], atol=1e-5
-                )
+            np.testing.assert_allclose(f[str(i)][()], expected[line], atol=1e-5)
         assert len(json.loads(f["sentence_to_index"][0])) == 8  # unique
         assert not dict(f.attrs)
 
 
 @pytest.mark.large
-def test_resume_refuses_other_options(reference, tmp_path, capsys):
+def test_resume_refuses_another_model_input_or_options(
+    reference, tmp_path, monkeypatch, capsys
+):
+    options, weights, expected = reference
+    src = write_input(tmp_path / "in.txt")
+    dst = str(tmp_path / "out.hdf5")
+    interrupt_after(monkeypatch, 4)
+    with pytest.raises(KeyboardInterrupt):
+        embed(options, weights, src, dst, "--top")
+    monkeypatch.undo()
+    capsys.readouterr()
+
+    assert embed(options, weights, src, dst, "--all", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "was started by another run; changed: layers ('top' -> 'all')" in err
+    assert "--force (without --resume) to start over" in err
+
+    argv = ["embed", src, dst, "--top", "--random-weights", "tiny"]
+    assert main(argv + ["--batch-size", "2", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "changed: the model (bilm, options" in err
+    assert "layers" not in err  # only what differs
+
+    # Line 0 edited, same token count: the stale vectors are refused.
+    edited = ["The dog sat on the mat ."] + LINES[1:]
+    write_input(tmp_path / "in.txt", edited)
+    assert embed(options, weights, src, dst, "--top", "--resume") == 2
+    assert "changed: the input file's content (size" in capsys.readouterr().err
+    assert not os.path.exists(dst)
+
+    write_input(tmp_path / "in.txt")  # back as it was (a new mtime)
+    embedded = count_embedded(monkeypatch)
+    assert embed(options, weights, src, dst, "--top", "--resume") == 0
+    assert sorted(embedded) == list(range(4, len(LINES)))
+    with h5py.File(dst, "r") as f:
+        for i, line in enumerate(LINES):
+            np.testing.assert_allclose(
+                f[str(i)][()], expected[line][-1], atol=1e-5
+            )
+
+
+@pytest.mark.large
+def test_resume_refuses_a_partial_file_of_an_earlier_version(
+    reference, tmp_path, capsys
+):
     options, weights, _ = reference
     src = write_input(tmp_path / "in.txt", LINES[:2])
     dst = str(tmp_path / "out.hdf5")
     with h5py.File(dst + ".partial", "w") as f:
         f.attrs["keras_elmo_layers"] = "top"
-        f.attrs["keras_elmo_num_layers"] = 3
-        f.attrs["keras_elmo_dim"] = 32
-    assert embed(options, weights, src, dst, "--all", "--resume") == 2
-    assert "use the same options" in capsys.readouterr().err
-    assert embed(options, weights, src, dst, "--top", "--resume") == 0
+    assert embed(options, weights, src, dst, "--top", "--resume") == 2
+    assert "earlier keras_elmo version" in capsys.readouterr().err
+    assert embed(options, weights, src, dst, "--top", "--force") == 0
+    assert not os.path.exists(dst + ".partial")
 
 
 @pytest.mark.large

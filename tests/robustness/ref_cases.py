@@ -11,6 +11,8 @@ PROPS = "tests/robustness/char_properties_test.py"
 KILL = "tests/robustness/atomic_kill_test.py"
 SEC = "tests/robustness/security_test.py"
 FAULT = "tests/training/fault_test.py"
+CRASH = "tests/robustness/embed_crash_test.py"
+EMBED = "tests/cli/embed_cli_test.py"
 
 CASES = number(
     "REF",
@@ -69,9 +71,9 @@ CASES = number(
         ),
         ref(
             "training",
-            "SIGKILL mid-epoch, then rerun",
+            "SIGKILL mid-epoch (after step 14 of 24), then rerun",
             "resumes from the last checkpoint; final weights = an "
-            "uninterrupted run",
+            "uninterrupted run; history.json: same steps, loss, perplexity",
             f"{FAULT}::test_sigkill_mid_epoch_resumes_and_matches_uninterrupted",
         ),
         ref(
@@ -84,8 +86,34 @@ CASES = number(
         ref(
             "embed",
             "interrupted run, then `--resume`",
-            "kept datasets reused, result = an uninterrupted run",
-            "tests/cli/embed_cli_test.py::test_resume_after_an_interruption",
+            "committed chunks reused, result = an uninterrupted run",
+            f"{EMBED}::test_resume_after_an_interruption",
+        ),
+        ref(
+            "embed (crash injection)",
+            "SIGKILL before each of the 83 write points of a run",
+            "OUTPUT absent or complete and bit-equal; plain rerun refused; "
+            "`resume` finishes bit-equal, at most one chunk recomputed",
+            f"{CRASH}::test_a_kill_at_every_write_point_of_embed",
+        ),
+        ref(
+            "embed (crash injection)",
+            "SIGKILL before each of the 48 write points of a resumed run",
+            "as above",
+            f"{CRASH}::test_a_kill_at_every_write_point_of_a_resumed_embed",
+        ),
+        ref(
+            "embed",
+            "a second run while a run holds OUTPUT.partial",
+            "refused (resume or force); the journal is untouched",
+            f"{CRASH}::test_a_journal_in_use_is_neither_resumed_nor_discarded",
+        ),
+        ref(
+            "embed",
+            "`--resume` with another model, other layers, or an input "
+            "edited in place (same token count)",
+            "refused, naming what changed; then resumes with the same ones",
+            f"{EMBED}::test_resume_refuses_another_model_input_or_options",
         ),
         ref(
             "security",

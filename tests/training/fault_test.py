@@ -1,20 +1,22 @@
 """Faults: SIGKILL mid-epoch then resume; a NaN stops training cleanly."""
 
+import json
 import os
 import signal
 import subprocess
-import time
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tests.training.training_helpers import TRAIN
-from tests.training.training_helpers import cli_command
 from tests.training.training_helpers import cli_env
 from tests.training.training_helpers import hdf5_arrays
 from tests.training.training_helpers import run_cli
 from tests.training.training_helpers import tiny_train_args
+
+KILL_CHILD = os.path.join(os.path.dirname(__file__), "kill_at_step_child.py")
 
 
 def train_args(vocab, out):
@@ -45,34 +47,19 @@ def test_sigkill_mid_epoch_resumes_and_matches_uninterrupted(
     assert done.returncode == 0, done.stderr
 
     out = str(tmp_path / "killed")
-    process = subprocess.Popen(
-        cli_command(*train_args(sample_vocab, out)),
+    # Killed after step 14 of epoch 1: the last checkpoint is step 12.
+    process = subprocess.run(
+        [sys.executable, KILL_CHILD, "14", *train_args(sample_vocab, out)],
         env=cli_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=600,
     )
-    # TensorFlow moves a checkpoint's files into place and rewrites the
-    # `checkpoint` state file last, so wait for that file to name step 12
-    # or later (the `.index` file alone can appear first).
-    checkpoints = os.path.join(out, "checkpoints")
-
-    def latest_step():
-        if not os.path.exists(os.path.join(checkpoints, "checkpoint")):
-            return -1
-        latest = tf.train.latest_checkpoint(checkpoints)
-        return -1 if latest is None else int(latest.rsplit("-", 1)[1])
-
-    deadline = time.time() + 300
-    while latest_step() < 12 and time.time() < deadline:
-        assert process.poll() is None, "training ended before the kill"
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL
+    assert process.returncode == -signal.SIGKILL, process.stderr[-2000:]
     assert not os.path.exists(os.path.join(out, "weights.hdf5"))
+    checkpoints = os.path.join(out, "checkpoints")
     latest = tf.train.latest_checkpoint(checkpoints)
     step = int(latest.rsplit("-", 1)[1])
-    assert 12 <= step < 24, "killed mid-epoch 1"
+    assert step == 12, "killed mid-epoch 1, after checkpoint 12"
 
     resumed = run_cli(*train_args(sample_vocab, out))
     assert resumed.returncode == 0, resumed.stderr
@@ -84,6 +71,18 @@ def test_sigkill_mid_epoch_resumes_and_matches_uninterrupted(
         assert sorted(actual) == sorted(expected)
         for key in expected:
             np.testing.assert_array_equal(actual[key], expected[key], key)
+    # The history of the interrupted epoch covers all of its steps: the
+    # same step count, loss and perplexity as the uninterrupted run's.
+    histories = []
+    for folder in (reference, out):
+        with open(os.path.join(folder, "history.json")) as f:
+            histories.append(json.load(f))
+    expected, actual = histories
+    assert [h["epoch"] for h in actual] == [1, 2]
+    assert [h["steps"] for h in actual] == [24, 24]
+    for want, got in zip(expected, actual):
+        for key in ("epoch", "steps", "loss", "perplexity", "learning_rate"):
+            assert got[key] == want[key], (want["epoch"], key)
 
 
 @pytest.mark.large

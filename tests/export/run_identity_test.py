@@ -1,0 +1,93 @@
+"""`run_identity`: what a resumable output records of its model and input,
+and `changes`, which names what differs."""
+
+import hashlib
+import os
+import shutil
+
+import numpy as np
+
+import keras_elmo
+from keras_elmo.export import run_identity
+from keras_elmo.export.embedding_runners import BiLMEmbedder
+from keras_elmo.export.embedding_runners import SavedModelEmbedder
+from tests.conftest import tiny_bilm
+
+
+def test_a_bilm_has_one_identity_however_it_is_loaded(tmp_path):
+    bilm = tiny_bilm(3)
+    options, weights = str(tmp_path / "o.json"), str(tmp_path / "w.hdf5")
+    bilm.save_allennlp(options, weights)
+    loaded = keras_elmo.BiLM.from_allennlp(options, weights)
+    first = BiLMEmbedder(bilm).identity
+    assert first == BiLMEmbedder(loaded).identity
+    assert first["kind"] == "bilm" and first["vocabulary"] is None
+    # One weight moved by one float32 ulp: another model.
+    variable = loaded.weights[3]
+    value = np.asarray(variable.numpy())
+    flat = value.reshape(-1).copy()
+    flat[0] = np.nextafter(flat[0], np.float32(np.inf))
+    variable.assign(flat.reshape(value.shape))
+    other = BiLMEmbedder(loaded).identity
+    assert other["weights"] != first["weights"]
+    assert other["options"] == first["options"]
+    assert BiLMEmbedder(tiny_bilm(4)).identity["weights"] != first["weights"]
+    # A token-cache vocabulary is part of it (list or file, same digest).
+    vocab = ["<S>", "</S>", "<UNK>", "the"]
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(vocab), encoding="utf-8")
+    digest = hashlib.sha256("\n".join(vocab).encode()).hexdigest()
+    assert BiLMEmbedder(bilm, vocab).identity["vocabulary"] == digest
+    assert BiLMEmbedder(bilm, str(path)).identity["vocabulary"] == digest
+
+
+def test_a_saved_model_is_named_by_its_fingerprint(bilm_export, tmp_path):
+    _, path = bilm_export
+    identity = SavedModelEmbedder(path).identity
+    assert identity["kind"] == "saved_model"
+    assert identity["fingerprint"].startswith("fingerprint:")
+    assert run_identity.saved_model_identity(path) == identity
+    # Without fingerprint.pb (older exports): the graph and variables.
+    copy = str(tmp_path / "copy")
+    shutil.copytree(path, copy)
+    os.remove(os.path.join(copy, "fingerprint.pb"))
+    fallback = run_identity.saved_model_identity(copy)
+    assert fallback["fingerprint"].startswith("files:")
+    assert fallback == run_identity.saved_model_identity(copy)
+
+
+def _record(tmp_path, text, layers="all", model=None):
+    path = tmp_path / "in.txt"
+    path.write_text(text, encoding="utf-8")
+    model = model or {"kind": "bilm", "weights": "a" * 64}
+    settings = {"layers": layers, "dim": 32}
+    return run_identity.run_record(
+        model, run_identity.input_identity(str(path)), settings
+    )
+
+
+def test_changes_names_what_differs(tmp_path):
+    old = _record(tmp_path, "a b\nc\n")
+    assert old["input"]["sha256"] == hashlib.sha256(b"a b\nc\n").hexdigest()
+    assert old["input"]["size"] == 6
+    assert old["version"] == keras_elmo.__version__
+    os.utime(tmp_path / "in.txt", ns=(1, 1))  # touched, not changed
+    touched = run_identity.run_record(
+        old["model"],
+        run_identity.input_identity(str(tmp_path / "in.txt")),
+        old["settings"],
+    )
+    assert touched["input"]["mtime_ns"] == 1
+    assert run_identity.changes(old, touched) == []
+    edited = _record(tmp_path, "a x\nc\n")  # same size, same token count
+    (change,) = run_identity.changes(old, edited)
+    assert change.startswith("the input file's content (size 6 -> 6 bytes")
+    other = _record(tmp_path, "a b\nc\n", "top", {"kind": "saved_model"})
+    assert run_identity.changes(old, other) == [
+        f"the model (bilm, weights {'a' * 12} -> saved_model)",
+        "layers ('all' -> 'top')",
+    ]
+    other = dict(old, version="0.0.1")
+    assert run_identity.changes(other, old) == [
+        f"the keras_elmo version (0.0.1 -> {keras_elmo.__version__})"
+    ]
