@@ -40,6 +40,8 @@ import sys
 from keras_elmo.cli.corpus_args import add_corpus_check_arguments
 from keras_elmo.cli.corpus_args import check_corpus_from_args
 from keras_elmo.cli.embed_beam import add_beam_arguments
+from keras_elmo.cli.embed_spark import MODEL_ARGUMENTS as SPARK_MODEL_ARGS
+from keras_elmo.cli.embed_spark import add_spark_arguments
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import load_bilm_source
 
@@ -97,6 +99,7 @@ def add_arguments(parser):
     )
     add_corpus_check_arguments(parser, oov=False)
     add_beam_arguments(parser)
+    add_spark_arguments(parser)
     parser.set_defaults(accepts_pipeline_options=True, pipeline_options=None)
 
 
@@ -137,6 +140,17 @@ def load_embedder_for_spec(spec):
     if spec.get("model") and is_remote(spec["model"]):
         return load_spec(spec)
     args = types.SimpleNamespace(**{k: spec.get(k) for k in MODEL_ARGUMENTS})
+    args.seed = 0 if args.seed is None else args.seed
+    return load_embedder(args)
+
+
+def load_embedder_for_spark(spec):
+    """`load_embedder` for a model spec (a dict of the model arguments),
+    as `embed --spark-master` calls it in each executor's Python worker
+    (the in-process command's own loader, so the same vectors)."""
+    import types
+
+    args = types.SimpleNamespace(**{k: spec.get(k) for k in SPARK_MODEL_ARGS})
     args.seed = 0 if args.seed is None else args.seed
     return load_embedder(args)
 
@@ -319,6 +333,10 @@ def _embed_guarded(embedder, args):
 def run(args):
     from keras_elmo.utils.validation import check_positive_int
 
+    if args.spark_master:
+        from keras_elmo.cli.embed_spark import run_spark
+
+        return run_spark(args, loader=load_embedder_for_spark)
     if args.runner:
         from keras_elmo.cli.embed_beam import run_beam
 

@@ -35,7 +35,7 @@ def add_beam_arguments(parser):
         "--dtype",
         default="float32",
         choices=("float32", "float16"),
-        help="Stored float type (Beam runs).",
+        help="Stored float type (Beam and Spark runs).",
     )
     group.add_argument(
         "--batch-tokens",

@@ -35,6 +35,7 @@ LAYERS = [
     "training",
     "__init__",
     "beam",
+    "spark",
     "cli",
 ]
 
