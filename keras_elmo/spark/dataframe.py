@@ -15,7 +15,11 @@ def _get(loader, spec):
     return cached_embedder(loader, spec)
 
 
-def _map_batches(batches, column, loader, spec, layers, batch_size, dtype):
+def _map_batches(
+    batches, column, loader, spec, layers, batch_size, dtype, prepare=None
+):
+    if prepare is not None:
+        batches = prepare(batches)
     return embed_record_batches(
         batches,
         column,
@@ -109,8 +113,30 @@ def embed_dataframe(
             f"The DataFrame already has column(s) {taken}, which "
             "embed_dataframe adds; rename or drop them first."
         )
+    return map_embed(
+        df, column, df.schema.fields, model, layers, batch_size, dtype, loader
+    )
+
+
+def map_embed(
+    df,
+    column,
+    fields,
+    model,
+    layers,
+    batch_size,
+    dtype,
+    loader=None,
+    prepare=None,
+):
+    """`df.mapInArrow` of the embedding: `prepare(batches)` (a module-level
+    function, or None) first turns `df`'s batches into batches of
+    `fields` (a list of `StructField`), in the same Python worker; the
+    output has `fields` plus `tokens`, `shape`, `vectors`."""
+    from pyspark.sql import types as T
+
     schema = T.StructType(
-        df.schema.fields
+        list(fields)
         + [
             T.StructField("tokens", T.ArrayType(T.StringType())),
             T.StructField("shape", T.ArrayType(T.IntegerType())),
@@ -125,5 +151,6 @@ def embed_dataframe(
         layers=layers,
         batch_size=batch_size,
         dtype=dtype,
+        prepare=prepare,
     )
     return df.mapInArrow(function, schema)

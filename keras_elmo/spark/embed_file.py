@@ -28,8 +28,9 @@ import logging
 
 from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.dataframe import check_options
-from keras_elmo.spark.dataframe import embed_dataframe
+from keras_elmo.spark.dataframe import map_embed
 from keras_elmo.spark.output_counts import check_counts
+from keras_elmo.spark.text_lines import lines_fields
 from keras_elmo.spark.text_lines import read_lines
 
 logger = logging.getLogger(__name__)
@@ -43,15 +44,17 @@ COLUMNS = ("file", "line", "sentence", "tokens", "shape", "vectors")
 def embed_lines(spark, input_path, model, layers, batch_size, dtype, loader):
     """`(rows, totals)`: the embedded lines of `input_path` (the
     `COLUMNS`) and `{file: lines}`, lazily."""
-    lines, totals = read_lines(spark, input_path)
-    embedded = embed_dataframe(
-        lines,
+    raw, numbering, totals = read_lines(spark, input_path)
+    embedded = map_embed(
+        raw,
         "text",
-        model=model,
-        layers=layers,
-        batch_size=batch_size,
-        dtype=dtype,
+        lines_fields(),
+        model,
+        layers,
+        batch_size,
+        dtype,
         loader=loader,
+        prepare=numbering,
     )
     return embedded.select(*COLUMNS), totals
 

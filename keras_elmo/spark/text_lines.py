@@ -25,7 +25,17 @@ import pyarrow as pa
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import sentence_text
 
-LINES_DDL = "file string, line long, sentence string, text binary"
+def lines_fields():
+    """The `StructField`s of the numbered lines: file, line, sentence,
+    text (the line's bytes)."""
+    from pyspark.sql import types as T
+
+    return [
+        T.StructField("file", T.StringType()),
+        T.StructField("line", T.LongType()),
+        T.StructField("sentence", T.StringType()),
+        T.StructField("text", T.BinaryType()),
+    ]
 
 
 def shown_sentence(raw):
@@ -35,7 +45,8 @@ def shown_sentence(raw):
     return sentence.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _number(batches, first_lines):
+def number_lines(batches, first_lines):
+    """`(text, file, block)` batches -> `(file, line, sentence, text)`."""
     seen = {}
     for batch in batches:
         files = batch.column("file").to_pylist()
@@ -70,10 +81,12 @@ def first_lines(block_counts):
 
 
 def read_lines(spark, path):
-    """`(lines, totals)`: a DataFrame `(file, line, sentence, text)` of
-    every line of
-    the file(s) `path` names (a path, a glob or a folder, on any file
-    system Spark reads; `.gz` read as gzip), and `{file: line count}`.
+    """`(raw, numbering, totals)` for the file(s) `path` names (a path, a
+    glob or a folder, on any file system Spark reads; `.gz` read as
+    gzip): `raw`, a DataFrame `(text, file, block)` of every line;
+    `numbering`, a function turning `raw`'s Arrow batches into batches
+    of `lines_fields()` (`file, line, sentence, text`) in the Python worker;
+    `totals`, `{file: line count}`.
     """
     from pyspark.sql import functions as F
 
@@ -86,7 +99,4 @@ def read_lines(spark, path):
     first, totals = first_lines(
         (row["file"], row["block"], row["count"]) for row in counts
     )
-    numbered = raw.mapInArrow(
-        functools.partial(_number, first_lines=first), LINES_DDL
-    )
-    return numbered, totals
+    return raw, functools.partial(number_lines, first_lines=first), totals
