@@ -1,4 +1,4 @@
-"""`keras-elmo embed INPUT OUTPUT --spark-master URL`: the same embedding on Spark.
+"""`keras-elmo embed IN OUT --spark-master URL`: the same embedding on Spark.
 
     keras-elmo embed corpus.txt out.hdf5 --spark-master spark://host:7077
     keras-elmo embed 'hdfs:///corpus/*.txt' hdfs:///out/ --spark-master yarn

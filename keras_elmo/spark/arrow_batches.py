@@ -109,7 +109,10 @@ def embed_record_batches(
         for start in range(0, table.num_rows, batch_size):
             stop = min(start + batch_size, table.num_rows)
             added = [
-                [[_shown(t) for t in tokens] for tokens in token_lists[start:stop]],
+                [
+                    [_shown(t) for t in tokens]
+                    for tokens in token_lists[start:stop]
+                ],
                 [list(a.shape) for a in arrays[start:stop]],
                 [a.tobytes() for a in arrays[start:stop]],
             ]

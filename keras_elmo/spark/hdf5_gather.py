@@ -7,10 +7,12 @@ the in-process command's own `sentence_to_index_json` from the input file
 
 1. the embedded rows are materialised on the executors
    (`persist(DISK_ONLY)` + a count: all tasks in parallel);
-2. the counts check (`keras_elmo.spark.output_counts`) on them;
-3. the driver fetches them partition by partition (`toLocalIterator`, a
-   partition in memory at a time) into `OUTPUT.partial`, which is
-   renamed to OUTPUT once the index is written.
+2. the driver fetches them partition by partition (`toLocalIterator`, a
+   partition in memory at a time) into `OUTPUT.partial`;
+3. the counts check, on the driver, on every line number it received:
+   each of `0 .. lines - 1` exactly once (`CountsMismatch` otherwise);
+4. `sentence_to_index` is written and `OUTPUT.partial` renamed to
+   OUTPUT.
 
 A lost executor loses its cached partitions; Spark recomputes them from
 the input when they are fetched (the biLM is deterministic), so the
@@ -24,7 +26,6 @@ import numpy as np
 
 from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.output_counts import CountsMismatch
-from keras_elmo.spark.output_counts import check_counts
 
 PARTIAL_SUFFIX = ".partial"
 SENTENCE_TO_INDEX = "sentence_to_index"
@@ -61,27 +62,41 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
             f"driver; {input_path!r} is not a local path. Write a folder "
             "(Parquet) instead."
         )
+    lines = int(sum(totals.values()))
+    partial = output + PARTIAL_SUFFIX
     rows = rows.persist(StorageLevel.DISK_ONLY)
     try:
         rows.count()
-        counts, layout = check_counts(rows, totals, layers)
-        partial = output + PARTIAL_SUFFIX
-        seen = 0
+        seen = np.zeros(lines, np.int64)
+        counts = {"files": len(totals), "lines": lines, "tokens": 0}
+        counts["blank_lines"] = 0
+        layout = {"num_layers": None, "dim": None}
+        fetched = rows.select("line", "tokens", "shape", "vectors")
         with h5py.File(partial, "w") as out:
-            for row in rows.select("line", "shape", "vectors").toLocalIterator(
-                prefetchPartitions=True
-            ):
+            for row in fetched.toLocalIterator(prefetchPartitions=True):
+                line = row["line"]
+                if not 0 <= line < lines or seen[line]:
+                    raise CountsMismatch(
+                        f"{input_path}: line {line} is out of 0..{lines - 1}"
+                        " or came twice; no output written."
+                    )
+                seen[line] = 1
                 vectors = np.frombuffer(row["vectors"], "<f4")
                 out.create_dataset(
-                    str(row["line"]),
-                    data=vectors.reshape(row["shape"]),
-                    dtype="float32",
+                    str(line), data=vectors.reshape(row["shape"])
                 )
-                seen += 1
-            if seen != counts["lines"]:
+                counts["tokens"] += len(row["tokens"])
+                counts["blank_lines"] += not row["tokens"]
+                layout["dim"] = int(row["shape"][-1])
+                if layers == "all":
+                    layout["num_layers"] = int(row["shape"][0])
+            if not seen.all():
                 raise CountsMismatch(
-                    f"Fetched {seen} rows for {counts['lines']} lines."
+                    f"{input_path}: {lines} lines read, {int(seen.sum())} "
+                    "embedded; no output written."
                 )
+            if layers != "all":
+                layout["num_layers"] = 1
             index = sentence_to_index_json(_input_file(input_path, totals))
             dataset = out.create_dataset(
                 SENTENCE_TO_INDEX, (1,), dtype=h5py.string_dtype("utf-8")
@@ -89,7 +104,7 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
             dataset[0] = index
         os.replace(partial, output)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError, NameError):
+        with contextlib.suppress(FileNotFoundError):
             os.remove(partial)
         raise
     finally:

@@ -3,8 +3,9 @@
 Before a run's output is declared done (its manifest written, or its
 HDF5 file renamed into place), the embedded rows are counted against the
 lines read: per file, no line number twice, `rows == lines`, and the
-line numbers are `0 .. lines - 1` (so each line exactly once). A task that ran twice and was
-committed twice, or a lost one, fails here instead of passing silently.
+line numbers are `0 .. lines - 1` (so each line exactly once). A task
+that ran twice and was committed twice, or a lost one, fails here
+instead of passing silently.
 """
 
 from keras_elmo.export.embed_lines import LAYER_MODES

@@ -25,6 +25,7 @@ import pyarrow as pa
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import sentence_text
 
+
 def lines_fields():
     """The `StructField`s of the numbered lines: file, line, sentence,
     text (the line's bytes)."""
@@ -42,7 +43,9 @@ def shown_sentence(raw):
     """The sentence of a line's bytes as `keras-elmo embed` strips it,
     bytes that are not UTF-8 shown as U+FFFD."""
     sentence = sentence_text(decode_line(raw))
-    return sentence.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return sentence.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace"
+    )
 
 
 def number_lines(batches, first_lines):
@@ -61,9 +64,7 @@ def number_lines(batches, first_lines):
             [
                 batch.column("file"),
                 pa.array(lines, pa.int64()),
-                pa.array(
-                    [shown_sentence(raw) for raw in texts], pa.string()
-                ),
+                pa.array([shown_sentence(raw) for raw in texts], pa.string()),
                 batch.column("text"),
             ],
             names=["file", "line", "sentence", "text"],

@@ -170,5 +170,11 @@ def test_lines_are_numbered_across_blocks_and_files():
     out = pa.Table.from_batches(list(number_lines(batches, first)))
     assert out.column_names == ["file", "line", "sentence", "text"]
     assert out.column("line").to_pylist() == [4, 5, 6, 0, 1]
-    assert out.column("sentence").to_pylist() == ["x y", "z", "\ufffdq", "", "w"]
+    assert out.column("sentence").to_pylist() == [
+        "x y",
+        "z",
+        "\ufffdq",
+        "",
+        "w",
+    ]
     assert out.column("text").to_pylist() == [r[2] for r in rows]
