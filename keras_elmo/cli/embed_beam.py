@@ -76,6 +76,17 @@ def model_spec(args):
     return spec
 
 
+def _set_file_system_options(pipeline_args):
+    """Gives Beam's `FileSystems` the pipeline options before the output
+    directory is prepared: S3 (`--s3_endpoint_url`, credentials, ...),
+    HDFS (`--hdfs_host`, `--hdfs_port`, `--hdfs_user`) and GCS read their
+    settings from them, and outside a `Pipeline` they have none."""
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    FileSystems.set_options(PipelineOptions(list(pipeline_args)))
+
+
 def run_beam(args, loader):
     """Builds and runs the pipeline; returns 0 once the manifest is there.
 
@@ -105,6 +116,9 @@ def run_beam(args, loader):
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)
+    pipeline_args = [f"--runner={args.runner}"]
+    pipeline_args += list(args.pipeline_options or [])
+    _set_file_system_options(pipeline_args)
     header = describe_output(spec, loader)  # fails here, not on workers
     header.update(input=pattern, layers=args.layers)
     prepare_output_dir(output, force=args.force)
@@ -113,7 +127,7 @@ def run_beam(args, loader):
     )
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
-        [f"--runner={args.runner}"] + list(args.pipeline_options or []),
+        pipeline_args,
         [pattern],
         output,
         handler,

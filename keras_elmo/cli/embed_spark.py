@@ -111,6 +111,12 @@ def _check_args(args):
     _conf_pairs(args.spark_conf)
     if "://" not in args.input and not os.path.exists(args.input):
         raise FileNotFoundError(f"Input {args.input!r} not found.")
+    if "://" not in args.output and os.path.exists(args.output):
+        if not args.force:
+            raise FileExistsError(
+                f"Output {args.output!r} exists; pass --force to overwrite "
+                "it."
+            )
 
 
 def run_spark(args, loader):
