@@ -20,46 +20,6 @@ import sys
 
 logger = logging.getLogger(__name__)
 
-# The `keras-elmo embed` arguments that name the model (a spec's keys).
-MODEL_ARGUMENTS = ("model", "options", "weights", "preset", "seed", "vocab")
-
-
-def add_spark_arguments(parser):
-    group = parser.add_argument_group(
-        "Apache Spark (with --spark-master; pip install 'keras-elmo[spark]')"
-    )
-    group.add_argument(
-        "--spark-master",
-        default=None,
-        metavar="URL",
-        help="Run on Spark (spark://host:port, yarn, k8s://..., local[N]): "
-        "an .hdf5 OUTPUT gets the embed layout, any other OUTPUT is a "
-        "folder of Parquet files + _manifest.json.",
-    )
-    group.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="A Spark option (repeatable), e.g. spark.executor.memory=4g.",
-    )
-
-
-def _absolute(path):
-    if path is None or "://" in path:
-        return path
-    return os.path.abspath(path)
-
-
-def model_spec(args):
-    """The model arguments of `embed` (local paths made absolute)."""
-    spec = {name: getattr(args, name, None) for name in MODEL_ARGUMENTS}
-    for name in ("model", "options", "weights", "vocab"):
-        spec[name] = _absolute(spec[name])
-    if spec["preset"] and os.path.isdir(spec["preset"]):
-        spec["preset"] = os.path.abspath(spec["preset"])
-    return spec
-
 
 def _conf_pairs(items):
     pairs = []
@@ -114,20 +74,24 @@ def _check_args(args):
     if "://" not in args.output and os.path.exists(args.output):
         if not args.force:
             raise FileExistsError(
-                f"Output {args.output!r} exists; pass --force to overwrite "
-                "it."
+                f"Output {args.output!r} exists; pass --force to overwrite it."
             )
 
 
-def run_spark(args, loader):
-    """Embeds on Spark; returns 0 once the output is complete.
+def _absolute(path):
+    if path is None or "://" in path:
+        return path
+    return os.path.abspath(path)
 
-    `loader`: `spec -> (embedder, description)`, a module-level function
-    (`keras_elmo.cli.embed.load_embedder_for_spark`), run on the
-    executors.
-    """
+
+def run_spark(args):
+    """Embeds on Spark; returns 0 once the output is complete. Executors
+    load the model from the spec of the command's flags
+    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    does; the driver does not load it."""
     _check_args(args)
     # keras_elmo.spark names the extra to install when pyspark is absent.
+    from keras_elmo.cli.model_args import model_spec
     from keras_elmo.spark import embed_text_file
 
     if os.path.isfile(args.input):
@@ -149,7 +113,6 @@ def run_spark(args, loader):
             batch_size=args.batch_size,
             dtype=args.dtype,
             force=args.force,
-            loader=loader,
             description=", ".join(
                 f"{k}={v}" for k, v in spec.items() if v is not None
             ),

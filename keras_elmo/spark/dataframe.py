@@ -3,11 +3,12 @@
 import functools
 
 from keras_elmo.export.embed_lines import LAYER_MODES
+from keras_elmo.export.model_spec import load_spec
 from keras_elmo.spark.arrow_batches import DTYPES
 from keras_elmo.spark.arrow_batches import OUTPUT_FIELDS
 from keras_elmo.spark.arrow_batches import embed_record_batches
 from keras_elmo.spark.worker_model import cached_embedder
-from keras_elmo.spark.worker_model import load_source
+from keras_elmo.spark.worker_model import spec_of
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -66,18 +67,19 @@ def embed_dataframe(
         df: a `pyspark.sql.DataFrame`.
         column: str. A string (or binary, UTF-8) column, one sentence per
             row; tokens are its whitespace-split pieces.
-        model: what `loader` takes; with the default loader, anything
-            `keras_elmo.BiLM.from_preset` accepts (the shipped
-            `elmo_small_en`, a published name, a folder, an `http(s)://`
-            URL, `hf://owner/repo`), readable on every executor.
+        model: any model source `keras_elmo.presets.sources.resolve_model`
+            accepts (the shipped `elmo_small_en`, a published name, a
+            folder, a `.zip`, an `http(s)://` URL, `hf://owner/repo`, a
+            SavedModel, a `.keras` file), readable on every executor; or
+            a model spec dict (`keras_elmo.export.model_spec`).
         layers: str. `"all"` (`[L + 1, n, 2P]`), `"top"` or `"average"`
             (`[n, 2P]`).
         batch_size: int. Sentences per model call.
         dtype: str. `"float32"` or `"float16"`: the stored `vectors`.
-        loader: None or a module-level callable `model -> (embedder,
-            description)` importable on the executors (e.g.
-            `keras_elmo.cli.embed_spark.load_embedder_for_spec`, the
-            command's own loader).
+        loader: None or a module-level callable `spec -> (embedder,
+            description)` importable on the executors; by default
+            `keras_elmo.export.model_spec.load_spec`, the loader of every
+            bulk-embedding engine.
 
     Returns:
         A DataFrame with `df`'s columns and `tokens` (array<string>),
@@ -146,8 +148,8 @@ def map_embed(
     function = functools.partial(
         _map_batches,
         column=column,
-        loader=loader or load_source,
-        spec=model,
+        loader=loader or load_spec,
+        spec=spec_of(model),
         layers=layers,
         batch_size=batch_size,
         dtype=dtype,

@@ -111,8 +111,7 @@ def embed_text_file(
             )
         if hadoop_files.exists(spark, output) and not force:
             raise FileExistsError(
-                f"Output {output!r} exists; pass force=True to overwrite "
-                "it."
+                f"Output {output!r} exists; pass force=True to overwrite it."
             )
         rows, totals = embed_lines(
             spark, input_path, model, layers, batch_size, dtype, loader
@@ -122,8 +121,7 @@ def embed_text_file(
     if hadoop_files.exists(spark, output):
         if not force:
             raise FileExistsError(
-                f"Output {output!r} exists; pass force=True to replace "
-                "it."
+                f"Output {output!r} exists; pass force=True to replace it."
             )
         hadoop_files.delete(spark, manifest)  # first: not done until new
     rows, totals = embed_lines(

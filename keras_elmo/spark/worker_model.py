@@ -60,11 +60,11 @@ def cached_embedder(loader, spec):
     return _MODELS[key]
 
 
-def load_source(source):
-    """`(embedder, description)` for `BiLM.from_preset(source)`: a preset
-    name, a folder, a URL, `hf://` (the default loader of
-    `keras_elmo.spark.embed_dataframe`)."""
-    from keras_elmo.export.embedder import BiLMEmbedder
-    from keras_elmo.models.bilm import BiLM
-
-    return BiLMEmbedder(BiLM.from_preset(source)), f"preset {source}"
+def spec_of(model):
+    """The model spec (`keras_elmo.export.model_spec`) of `model`: a spec
+    dict as given, else any source `resolve_model` accepts (a preset
+    name, a folder, a `.zip`, a URL, `hf://`, a SavedModel, a `.keras`
+    file) as `{"model": model}`."""
+    if isinstance(model, dict):
+        return dict(model)
+    return {"model": model}
