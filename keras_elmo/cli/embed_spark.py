@@ -21,6 +21,27 @@ import sys
 logger = logging.getLogger(__name__)
 
 
+def add_spark_arguments(parser):
+    group = parser.add_argument_group(
+        "Apache Spark (with --spark-master; pip install 'keras-elmo[spark]')"
+    )
+    group.add_argument(
+        "--spark-master",
+        default=None,
+        metavar="URL",
+        help="Run on Spark (spark://host:port, yarn, k8s://..., local[N]): "
+        "an .hdf5 OUTPUT gets the embed layout, any other OUTPUT is a "
+        "folder of Parquet files + _manifest.json.",
+    )
+    group.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A Spark option (repeatable), e.g. spark.executor.memory=4g.",
+    )
+
+
 def _conf_pairs(items):
     pairs = []
     for item in items:

@@ -36,7 +36,7 @@ from keras_elmo.spark.text_lines import read_lines
 logger = logging.getLogger(__name__)
 
 MANIFEST = "_manifest.json"
-FORMAT = "keras_elmo.spark.parquet"
+FORMAT = "keras-elmo spark parquet"
 HDF5_SUFFIXES = (".hdf5", ".h5")
 COLUMNS = ("file", "line", "sentence", "tokens", "shape", "vectors")
 
