@@ -20,13 +20,19 @@ output):
   is reported apart, a real cluster is already running), Parquet folder
   output (`float32`), with `PYSPARK_PYTHON` this interpreter.
 
-Each mode runs on the `--small`-line prefix and on the whole file; the
-difference gives the steady rate, `(lines - small) / (t_lines -
-t_small)`, and the fixed cost, `t_small - small / rate`. The Spark steady
-rate per worker is the rate over `--workers`. The machine's cores are
-shared with other jobs: the load average before each run is recorded.
-The Spark vectors are checked against the in-process ones (largest
-difference relative to each line's largest magnitude).
+End to end: each mode's command on the whole file, timed from outside.
+Steady: the same engine warmed up first, in a fresh process
+(`--steady MODE`): the in-process engine
+(`keras_elmo.export.hdf5_embedding.embed_file`, model loaded and run
+once on the `--small`-line prefix) or a Spark driver whose executors
+already embedded the prefix (Python workers up, models loaded), then
+timed on the whole file: `lines / seconds`. Spark's steady time still
+holds its jobs (the line count, the embedding and Parquet write, the
+counts check). The Spark rate per worker is the rate over `--workers`.
+The machine's cores are shared with other jobs: the load average before
+each run is recorded. The Spark vectors are checked against the
+in-process ones (largest difference relative to each line's largest
+magnitude).
 """
 
 import argparse
@@ -89,6 +95,57 @@ def run(argv):
     return seconds, load
 
 
+def steady(mode, small, src, out, preset, master):
+    """Seconds to embed `src` once the engine has embedded `small`."""
+    if mode.startswith("embed"):
+        from keras_elmo.export import hdf5_embedding
+        from keras_elmo.export.model_spec import load_spec
+
+        runner, _ = load_spec({"preset": preset})
+
+        def embed(path, output):
+            hdf5_embedding.embed_file(
+                runner, path, output, layers="top", force=True, progress=False
+            )
+
+    else:
+        from keras_elmo.cli.embed_spark import spark_session
+        from keras_elmo.spark import embed_text_file
+
+        spark = spark_session(master, ["spark.ui.enabled=false"])
+
+        def embed(path, output):
+            embed_text_file(
+                spark,
+                path,
+                output,
+                model={"preset": preset},
+                layers="top",
+                force=True,
+            )
+
+    embed(small, out + "-warm" + os.path.splitext(out)[1])
+    start = time.perf_counter()
+    embed(src, out)
+    return time.perf_counter() - start
+
+
+def run_steady(mode, small, src, out, preset, master):
+    argv = [sys.executable, os.path.abspath(__file__), "--steady", mode]
+    argv += ["--steady-args", small, src, out, preset, master]
+    if mode == "embed-1-core":
+        argv = ["taskset", "-c", "0"] + argv
+    env = dict(
+        os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYSPARK_PYTHON=sys.executable
+    )
+    env["PYTHONPATH"] = REPO
+    load = os.getloadavg()[0]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
+    return float(done.stdout.strip().splitlines()[-1]), load
+
+
 def max_relative_gap(parquet_dir, hdf5_path):
     """Largest |spark - embed| over each line's largest |embed|."""
     import pyarrow.parquet as pq
@@ -114,7 +171,12 @@ def main(argv=None):
     parser.add_argument(
         "--results", default=os.path.join(HERE, "results", "spark_embed.json")
     )
+    parser.add_argument("--steady", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--steady-args", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.steady:
+        print(steady(args.steady, *args.steady_args))
+        return
     from keras_elmo.spark import LocalCluster
 
     lines = read_lines(args.lines)
@@ -151,31 +213,34 @@ def main(argv=None):
             time.perf_counter() - start, 2
         )
         outputs = {}
+        full, small = files[len(lines)], files[args.small]
         try:
             for mode in MODES:
-                times = {}
-                for size in sizes:
-                    out = os.path.join(tmp, f"{mode}-{size}")
-                    out += "" if mode == "spark" else ".hdf5"
-                    argv = command(
-                        mode, files[size], out, args.preset, cluster.url
-                    )
-                    times[size] = run(argv)
-                    outputs[mode, size] = out
-                (t_small, load_small), (t_all, load_all) = (
-                    times[args.small],
-                    times[len(lines)],
+                out = os.path.join(tmp, f"{mode}-e2e")
+                out += "" if mode == "spark" else ".hdf5"
+                t_all, load_all = (None, None)
+                if mode != "embed-1-core":
+                    argv = command(mode, full, out, args.preset, cluster.url)
+                    t_all, load_all = run(argv)
+                    outputs[mode] = out
+                steady_out = os.path.join(tmp, f"{mode}-steady")
+                steady_out += "" if mode == "spark" else ".hdf5"
+                t_steady, load_steady = run_steady(
+                    mode, small, full, steady_out, args.preset, cluster.url
                 )
-                rate = (len(lines) - args.small) / (t_all - t_small)
+                rate = len(lines) / t_steady
                 entry = {
-                    "seconds_all": round(t_all, 2),
-                    "seconds_small": round(t_small, 2),
-                    "sentences_per_s_end_to_end": round(len(lines) / t_all, 2),
+                    "seconds_steady": round(t_steady, 2),
                     "sentences_per_s_steady": round(rate, 2),
-                    "fixed_seconds": round(t_small - args.small / rate, 2),
-                    "load_before": [load_small, load_all],
-                    "command": command(mode, "IN", "OUT", args.preset, "URL"),
+                    "load_before_steady": load_steady,
                 }
+                if t_all is not None:
+                    entry.update(
+                        seconds_end_to_end=round(t_all, 2),
+                        sentences_per_s_end_to_end=round(len(lines) / t_all, 2),
+                        load_before_end_to_end=load_all,
+                        command=command(mode, "IN", "OUT", args.preset, "URL"),
+                    )
                 if mode == "spark":
                     entry["sentences_per_s_steady_per_worker"] = round(
                         rate / args.workers, 2
@@ -184,9 +249,7 @@ def main(argv=None):
                 print(mode, entry, flush=True)
         finally:
             cluster.stop()
-        gap, rows = max_relative_gap(
-            outputs["spark", len(lines)], outputs["embed", len(lines)]
-        )
+        gap, rows = max_relative_gap(outputs["spark"], outputs["embed"])
         results["spark_vs_embed"] = {
             "rows": rows,
             "max_relative_gap": gap,
