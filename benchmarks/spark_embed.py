@@ -249,11 +249,15 @@ def main(argv=None):
                 print(mode, entry, flush=True)
         finally:
             cluster.stop()
-        gap, rows = max_relative_gap(outputs["spark"], outputs["embed"])
-        results["spark_vs_embed"] = {
-            "rows": rows,
-            "max_relative_gap": gap,
-        }
+        try:
+            gap, rows = max_relative_gap(outputs["spark"], outputs["embed"])
+            results["spark_vs_embed"] = {
+                "rows": rows,
+                "max_relative_gap": gap,
+            }
+        except OSError as e:  # recorded, not hidden
+            results["spark_vs_embed"] = {"error": repr(e)}
+            results["spark_vs_embed"]["listing"] = sorted(os.listdir(tmp))
     modes = results["modes"]
     per_worker = modes["spark"]["sentences_per_s_steady_per_worker"]
     for base in ("embed", "embed-1-core"):
