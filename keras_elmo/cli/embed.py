@@ -43,6 +43,7 @@ import sys
 from keras_elmo.cli.corpus_args import add_corpus_check_arguments
 from keras_elmo.cli.corpus_args import check_corpus_from_args
 from keras_elmo.cli.embed_beam import add_beam_arguments
+from keras_elmo.cli.embed_spark import add_spark_arguments
 from keras_elmo.cli.model_args import add_model_arguments
 from keras_elmo.cli.model_args import check_model_flags
 from keras_elmo.cli.model_args import load_runner
@@ -91,6 +92,7 @@ def add_arguments(parser):
     )
     add_corpus_check_arguments(parser, oov=False)
     add_beam_arguments(parser)
+    add_spark_arguments(parser)
     parser.set_defaults(accepts_pipeline_options=True, pipeline_options=None)
 
 
@@ -99,6 +101,10 @@ def run(args):
     from keras_elmo.utils.validation import check_positive_int
 
     check_model_flags(args)
+    if args.spark_master:
+        from keras_elmo.cli.embed_spark import run_spark
+
+        return run_spark(args)
     if args.runner:
         from keras_elmo.cli.embed_beam import run_beam
 

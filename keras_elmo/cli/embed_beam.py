@@ -37,7 +37,7 @@ def add_beam_arguments(parser):
         "--dtype",
         default="float32",
         choices=("float32", "float16"),
-        help="Stored float type (Beam runs).",
+        help="Stored float type (Beam and Spark runs).",
     )
     group.add_argument(
         "--batch-tokens",
@@ -57,6 +57,17 @@ def add_beam_arguments(parser):
         default=16,
         help="Parallel sub-keys per length bucket (Beam runs).",
     )
+
+
+def _set_file_system_options(pipeline_args):
+    """Gives Beam's `FileSystems` the pipeline options before the output
+    directory is prepared: S3 (`--s3_endpoint_url`, credentials, ...),
+    HDFS (`--hdfs_host`, `--hdfs_port`, `--hdfs_user`) and GCS read their
+    settings from them, and outside a `Pipeline` they have none."""
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    FileSystems.set_options(PipelineOptions(list(pipeline_args)))
 
 
 def run_beam(args):
@@ -89,13 +100,16 @@ def run_beam(args):
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)
+    pipeline_args = [f"--runner={args.runner}"]
+    pipeline_args += list(args.pipeline_options or [])
+    _set_file_system_options(pipeline_args)
     header = describe_output(spec)  # fails here, not on workers
     header.update(input=pattern, layers=args.layers)
     prepare_output_dir(output, force=args.force)
     handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
-        [f"--runner={args.runner}"] + list(args.pipeline_options or []),
+        pipeline_args,
         [pattern],
         output,
         handler,

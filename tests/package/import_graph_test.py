@@ -36,6 +36,7 @@ LAYERS = [
     "training",
     "__init__",
     "beam",
+    "spark",
     "cli",
 ]
 

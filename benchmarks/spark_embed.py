@@ -1,0 +1,284 @@
+"""`keras-elmo embed --spark-master` on a local cluster vs in-process `embed`.
+
+    python benchmarks/spark_embed.py [--lines 2000] [--small 100]
+        [--preset elmo_small_en] [--workers 2]
+        [--results benchmarks/results/spark_embed.json]
+
+Input: the first `--lines` lines of en_pd_lm (`valid.txt.gz`, then
+`test.txt.gz`; real sentences at natural lengths), one plain file. Each
+mode runs the real command in a fresh process (`python -m
+keras_elmo.cli.main embed ... --top`, the shipped preset), timed end to
+end (Python, TensorFlow and JVM start-up, model loads, the job, the
+output):
+
+- `embed`: in-process, HDF5 output, TensorFlow's default threads (one
+  per core of the machine);
+- `embed-1-core`: the same pinned to one core (`taskset -c 0`: TensorFlow
+  sizes its pools to the affinity mask), i.e. per process of one core;
+- `spark`: `--spark-master` on a `keras_elmo.spark.LocalCluster` of
+  `--workers` workers of 1 core each (started once, before; its start-up
+  is reported apart, a real cluster is already running), Parquet folder
+  output (`float32`), with `PYSPARK_PYTHON` this interpreter.
+
+End to end: each mode's command on the whole file, timed from outside.
+Steady: the same engine warmed up first, in a fresh process
+(`--steady MODE`): the in-process engine
+(`keras_elmo.export.hdf5_embedding.embed_file`, model loaded and run
+once on the `--small`-line prefix) or a Spark driver whose executors
+already embedded the prefix (Python workers up, models loaded), then
+timed on the whole file: `lines / seconds`. Spark's steady time still
+holds its jobs (the line count, the embedding and Parquet write, the
+counts check). The Spark rate per worker is the rate over `--workers`.
+The machine's cores are shared with other jobs: the load average before
+each run is recorded. The Spark vectors are checked against the
+in-process ones (largest difference relative to each line's largest
+magnitude).
+"""
+
+import argparse
+import gzip
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+from provenance import provenance
+from provenance import write_json
+from real_text import EN_PD_LM
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+MODES = ("embed", "embed-1-core", "spark")
+# Spark packs files under 4 MiB into one task; small splits give both
+# workers tasks (about 4 for 2,000 lines, 2 for the 100-line warm-up).
+SPARK_CONF = [
+    "spark.ui.enabled=false",
+    "spark.sql.files.maxPartitionBytes=32768",
+    "spark.sql.files.openCostInBytes=1024",
+]
+
+
+def read_lines(count):
+    lines = []
+    for name in ("valid.txt.gz", "test.txt.gz", "train.txt.gz"):
+        with gzip.open(os.path.join(EN_PD_LM, name), "rb") as f:
+            for line in f:
+                lines.append(line.rstrip(b"\n"))
+                if len(lines) == count:
+                    return lines
+    raise ValueError(f"en_pd_lm has fewer than {count} lines.")
+
+
+def command(mode, src, out, preset, master):
+    argv = [sys.executable, "-m", "keras_elmo.cli.main", "embed", src, out]
+    argv += ["--top", "--force", "--preset", preset]
+    if mode == "embed-1-core":
+        argv = ["taskset", "-c", "0"] + argv
+    if mode == "spark":
+        argv += ["--spark-master", master]
+        for item in SPARK_CONF:
+            argv += ["--spark-conf", item]
+    return argv
+
+
+def run(argv):
+    env = dict(
+        os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYSPARK_PYTHON=sys.executable
+    )
+    env["PYTHONPATH"] = REPO
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=REPO
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
+    return seconds, load
+
+
+def steady(mode, small, src, out, preset, master):
+    """Seconds to embed `src` once the engine has embedded `small`."""
+    if mode.startswith("embed"):
+        from keras_elmo.export import hdf5_embedding
+        from keras_elmo.export.model_spec import load_spec
+
+        runner, _ = load_spec({"preset": preset})
+
+        def embed(path, output):
+            hdf5_embedding.embed_file(
+                runner, path, output, layers="top", force=True, progress=False
+            )
+
+    else:
+        from keras_elmo.cli.embed_spark import spark_session
+        from keras_elmo.spark import embed_text_file
+
+        spark = spark_session(master, SPARK_CONF)
+
+        def embed(path, output):
+            embed_text_file(
+                spark,
+                path,
+                output,
+                model={"preset": preset},
+                layers="top",
+                force=True,
+            )
+
+    embed(small, out + "-warm" + os.path.splitext(out)[1])
+    start = time.perf_counter()
+    embed(src, out)
+    return time.perf_counter() - start
+
+
+def run_steady(mode, small, src, out, preset, master):
+    argv = [sys.executable, os.path.abspath(__file__), "--steady", mode]
+    argv += ["--steady-args", small, src, out, preset, master]
+    if mode == "embed-1-core":
+        argv = ["taskset", "-c", "0"] + argv
+    env = dict(
+        os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYSPARK_PYTHON=sys.executable
+    )
+    env["PYTHONPATH"] = REPO
+    load = os.getloadavg()[0]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
+    return float(done.stdout.strip().splitlines()[-1]), load
+
+
+def max_relative_gap(parquet_dir, hdf5_path):
+    """Largest |spark - embed| over each line's largest |embed|."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet_dir, columns=["line", "shape", "vectors"])
+    worst = 0.0
+    with h5py.File(hdf5_path, "r") as f:
+        for row in table.to_pylist():
+            want = f[str(row["line"])][()]
+            got = np.frombuffer(row["vectors"], "<f4").reshape(row["shape"])
+            if want.size:
+                gap = np.abs(got - want).max() / np.abs(want).max()
+                worst = max(worst, float(gap))
+    return worst, table.num_rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--small", type=int, default=100)
+    parser.add_argument("--preset", default="elmo_small_en")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--results", default=os.path.join(HERE, "results", "spark_embed.json")
+    )
+    parser.add_argument("--steady", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--steady-args", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.steady:
+        print(steady(args.steady, *args.steady_args))
+        return
+    from keras_elmo.spark import LocalCluster
+
+    lines = read_lines(args.lines)
+    results = {
+        "provenance": provenance(),
+        "pyspark": importlib.metadata.version("pyspark"),
+        "input": {
+            "source": "en_pd_lm valid.txt.gz (first lines)",
+            "lines": len(lines),
+            "tokens": sum(len(line.split()) for line in lines),
+            "small_lines": args.small,
+        },
+        "preset": args.preset,
+        "spark_workers": args.workers,
+        "spark_cores_per_worker": 1,
+        "modes": {},
+    }
+    sizes = (args.small, len(lines))
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for size in sizes:
+            files[size] = os.path.join(tmp, f"in{size}.txt")
+            with open(files[size], "wb") as f:
+                f.write(b"\n".join(lines[:size]) + b"\n")
+        start = time.perf_counter()
+        cluster = LocalCluster(
+            workers=args.workers,
+            cores=1,
+            lifetime_s=3600,
+            work_dir=os.path.join(tmp, "cluster"),
+            env={"PYTHONPATH": REPO, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        ).start()
+        results["spark_cluster_start_seconds"] = round(
+            time.perf_counter() - start, 2
+        )
+        outputs = {}
+        full, small = files[len(lines)], files[args.small]
+        try:
+            for mode in MODES:
+                out = os.path.join(tmp, f"{mode}-e2e")
+                out += "" if mode == "spark" else ".hdf5"
+                t_all, load_all = (None, None)
+                if mode != "embed-1-core":
+                    argv = command(mode, full, out, args.preset, cluster.url)
+                    t_all, load_all = run(argv)
+                    outputs[mode] = out
+                steady_out = os.path.join(tmp, f"{mode}-steady")
+                steady_out += "" if mode == "spark" else ".hdf5"
+                t_steady, load_steady = run_steady(
+                    mode, small, full, steady_out, args.preset, cluster.url
+                )
+                rate = len(lines) / t_steady
+                entry = {
+                    "seconds_steady": round(t_steady, 2),
+                    "sentences_per_s_steady": round(rate, 2),
+                    "load_before_steady": load_steady,
+                }
+                if t_all is not None:
+                    entry.update(
+                        seconds_end_to_end=round(t_all, 2),
+                        sentences_per_s_end_to_end=round(len(lines) / t_all, 2),
+                        load_before_end_to_end=load_all,
+                        command=command(mode, "IN", "OUT", args.preset, "URL"),
+                    )
+                if mode == "spark":
+                    entry["sentences_per_s_steady_per_worker"] = round(
+                        rate / args.workers, 2
+                    )
+                results["modes"][mode] = entry
+                print(mode, entry, flush=True)
+        finally:
+            cluster.stop()
+        try:
+            gap, rows = max_relative_gap(outputs["spark"], outputs["embed"])
+            results["spark_vs_embed"] = {
+                "rows": rows,
+                "max_relative_gap": gap,
+            }
+        except OSError as e:  # recorded, not hidden
+            results["spark_vs_embed"] = {"error": repr(e)}
+            results["spark_vs_embed"]["listing"] = sorted(os.listdir(tmp))
+    modes = results["modes"]
+    per_worker = modes["spark"]["sentences_per_s_steady_per_worker"]
+    for base in ("embed", "embed-1-core"):
+        results[f"spark_per_worker_vs_{base}"] = round(
+            per_worker / modes[base]["sentences_per_s_steady"], 3
+        )
+    results["target"] = (
+        "Spark steady sentences/s per worker >= 0.8x in-process per process"
+    )
+    results["provenance_end"] = provenance()
+    write_json(args.results, results)
+    print(f"wrote {args.results}")
+
+
+if __name__ == "__main__":
+    main()

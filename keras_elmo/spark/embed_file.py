@@ -1,0 +1,148 @@
+"""`embed_text_file`: a sentence-per-line corpus -> Parquet or HDF5, on Spark.
+
+A folder OUTPUT receives a Parquet dataset, one row per input line:
+
+| column | type | what |
+| --- | --- | --- |
+| `file` | string | the input file (as Spark names it, `file:/...`) |
+| `line` | long | its 0-based line number |
+| `sentence` | string | the line stripped (not-UTF-8 bytes as U+FFFD) |
+| `tokens` | array<string> | its `str.split()` tokens (the same) |
+| `shape` | array<int> | `(L + 1, m, 2P)` or `(m, 2P)` |
+| `vectors` | binary | the array, little-endian `float32` / `float16` |
+
+then, after the counts check (`keras_elmo.spark.output_counts`), the
+manifest `_manifest.json` (`MANIFEST`; Spark and pyarrow skip `_` files
+when they read the folder): options, model, counts. The manifest is
+written last: a folder without it is not a finished run. Spark's file
+commit protocol keeps one attempt's output per task, so a task re-run
+after a lost executor is written once.
+
+An `.hdf5` (or `.h5`) OUTPUT gets the `allennlp elmo` layout that
+`keras-elmo embed` writes (`keras_elmo.spark.hdf5_gather`), for corpora
+that fit one file on the driver.
+"""
+
+import json
+import logging
+
+from keras_elmo.spark import hadoop_files
+from keras_elmo.spark.dataframe import check_options
+from keras_elmo.spark.dataframe import map_embed
+from keras_elmo.spark.output_counts import check_counts
+from keras_elmo.spark.text_lines import lines_fields
+from keras_elmo.spark.text_lines import read_lines
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "_manifest.json"
+FORMAT = "keras-elmo spark parquet"
+HDF5_SUFFIXES = (".hdf5", ".h5")
+COLUMNS = ("file", "line", "sentence", "tokens", "shape", "vectors")
+
+
+def embed_lines(spark, input_path, model, layers, batch_size, dtype, loader):
+    """`(rows, totals)`: the embedded lines of `input_path` (the
+    `COLUMNS`) and `{file: lines}`, lazily."""
+    raw, numbering, totals = read_lines(spark, input_path)
+    embedded = map_embed(
+        raw,
+        "text",
+        lines_fields(),
+        model,
+        layers,
+        batch_size,
+        dtype,
+        loader=loader,
+        prepare=numbering,
+    )
+    return embedded.select(*COLUMNS), totals
+
+
+def embed_text_file(
+    spark,
+    input_path,
+    output,
+    model="elmo_small_en",
+    layers="all",
+    batch_size=64,
+    dtype="float32",
+    force=False,
+    loader=None,
+    description=None,
+):
+    """Embeds every line of `input_path` into `output`; returns the
+    manifest (a dict; for HDF5 output, what the run checked).
+
+    Args:
+        spark: a `pyspark.sql.SparkSession` (classic, not Spark Connect).
+        input_path: str. A file, glob or folder any executor can read
+            (`hdfs://`, `s3a://`, ... or a local path on every machine).
+        output: str. A folder (Parquet dataset + manifest), or a local
+            `.hdf5` file (one input file; float32).
+        model, layers, batch_size, dtype, loader: as
+            `keras_elmo.spark.embed_dataframe`.
+        force: bool. Replace an existing output.
+        description: str or None. The model, for the manifest.
+
+    Raises:
+        FileExistsError: `output` exists and not `force`.
+        keras_elmo.spark.output_counts.CountsMismatch: the output lost or
+            doubled a line (no manifest, no HDF5 file).
+    """
+    check_options(layers, batch_size, dtype)
+    header = {
+        "format": FORMAT,
+        "version": 1,
+        "input": input_path,
+        "layers": layers,
+        "dtype": dtype,
+        "batch_size": batch_size,
+        "model": description or str(model),
+        "columns": list(COLUMNS),
+    }
+    if output.endswith(HDF5_SUFFIXES):
+        from keras_elmo.spark.hdf5_gather import gather_hdf5
+
+        if dtype != "float32":
+            raise ValueError(
+                "An HDF5 output holds float32 (the `allennlp elmo` layout); "
+                f"received dtype {dtype!r}. Write a folder for float16."
+            )
+        if hadoop_files.exists(spark, output) and not force:
+            raise FileExistsError(
+                f"Output {output!r} exists; pass force=True to overwrite it."
+            )
+        rows, totals = embed_lines(
+            spark, input_path, model, layers, batch_size, dtype, loader
+        )
+        return gather_hdf5(rows, totals, input_path, output, layers, header)
+    manifest = hadoop_files.join(output, MANIFEST)
+    if hadoop_files.exists(spark, output):
+        if not force:
+            raise FileExistsError(
+                f"Output {output!r} exists; pass force=True to replace it."
+            )
+        hadoop_files.delete(spark, manifest)  # first: not done until new
+    rows, totals = embed_lines(
+        spark, input_path, model, layers, batch_size, dtype, loader
+    )
+    rows.write.mode("overwrite" if force else "errorifexists").parquet(output)
+    written = spark.read.parquet(output)
+    counts, layout = check_counts(written, totals, layers)
+    header.update(layout, counts=counts)
+    hadoop_files.write_text(
+        spark, manifest, json.dumps(header, indent=1, sort_keys=True)
+    )
+    logger.info("Wrote %d lines to %s", counts["lines"], output)
+    return header
+
+
+def read_manifest(spark, output):
+    """The manifest of a finished folder output (a dict)."""
+    if hadoop_files.is_local(output):
+        path = hadoop_files.local_path(hadoop_files.join(output, MANIFEST))
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    text = spark.read.text(hadoop_files.join(output, MANIFEST), wholetext=True)
+    return json.loads(text.first()[0])

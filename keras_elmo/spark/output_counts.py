@@ -1,0 +1,91 @@
+"""The counts check of a Spark embedding run: every line exactly once.
+
+Before a run's output is declared done (its manifest written, or its
+HDF5 file renamed into place), the embedded rows are counted against the
+lines read: per file, no line number twice, `rows == lines`, and the
+line numbers are `0 .. lines - 1` (so each line exactly once). A task
+that ran twice and was committed twice, or a lost one, fails here
+instead of passing silently.
+"""
+
+from keras_elmo.export.embed_lines import LAYER_MODES
+
+
+class CountsMismatch(RuntimeError):
+    """The embedded rows do not match the lines read."""
+
+
+def check_counts(rows, totals, layers):
+    """Checks `rows` (a DataFrame with `file`, `line`, `tokens`, `shape`)
+    against `totals` (`{file: lines}`); returns the manifest's counts and
+    the vector layout `{num_layers, dim}` (read from `shape`, so the
+    driver never loads the model).
+
+    Raises:
+        CountsMismatch: naming the first file that does not match.
+    """
+    from pyspark.sql import functions as F
+
+    if layers not in LAYER_MODES:
+        raise ValueError(f"Unknown layers {layers!r}.")
+    per_file = (
+        rows.groupBy("file")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.min("line").alias("first"),
+            F.max("line").alias("last"),
+            F.sum(F.size("tokens")).alias("tokens"),
+            F.sum((F.size("tokens") == 0).cast("long")).alias("blank"),
+            F.min(F.element_at("shape", -1)).alias("dim_min"),
+            F.max(F.element_at("shape", -1)).alias("dim_max"),
+            F.min(F.element_at("shape", 1)).alias("layers_min"),
+            F.max(F.element_at("shape", 1)).alias("layers_max"),
+        )
+        .collect()
+    )
+    doubled = (
+        rows.groupBy("file", "line")
+        .count()
+        .where(F.col("count") > 1)
+        .limit(1)
+        .collect()
+    )
+    if doubled:
+        row = doubled[0]
+        raise CountsMismatch(
+            f"{row['file']}: line {row['line']} is in the output "
+            f"{row['count']} times; no manifest written."
+        )
+    found = {row["file"]: row for row in per_file}
+    for file in sorted(set(found) | set(totals)):
+        expected = totals.get(file, 0)
+        row = found.get(file)
+        got = (0, None, None)
+        if row is not None:
+            got = (row["rows"], row["first"], row["last"])
+        want = (expected, 0, expected - 1) if expected else (0, None, None)
+        if got != want:
+            raise CountsMismatch(
+                f"{file}: {expected} lines read, but the output has "
+                f"(rows, first line, last line) = {got}, expected "
+                f"{want}; no manifest written."
+            )
+    dims = {(r["dim_min"], r["dim_max"]) for r in per_file}
+    layouts = {(r["layers_min"], r["layers_max"]) for r in per_file}
+    layout = {"num_layers": None, "dim": None}
+    if per_file:
+        (dim, dim_max), (low, high) = min(dims), min(layouts)
+        mixed_layers = layers == "all" and (len(layouts) > 1 or low != high)
+        if len(dims) > 1 or dim != dim_max or mixed_layers:
+            raise CountsMismatch(f"Vectors of mixed shapes: {dims}, {layouts}")
+        layout = {
+            "num_layers": int(low) if layers == "all" else 1,
+            "dim": int(dim),
+        }
+    counts = {
+        "files": len(totals),
+        "lines": int(sum(totals.values())),
+        "tokens": int(sum(r["tokens"] or 0 for r in per_file)),
+        "blank_lines": int(sum(r["blank"] or 0 for r in per_file)),
+    }
+    return counts, layout

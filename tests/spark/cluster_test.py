@@ -1,0 +1,220 @@
+"""keras_elmo.spark on a real standalone cluster: a master and 2 worker
+processes on 127.0.0.1 started from pyspark's own `bin/spark-class`
+(`keras_elmo.spark.LocalCluster`; needs Java 17+, which `.ci/run`
+installs). Every line is checked against in-process `keras-elmo embed`,
+and one worker is killed with SIGKILL in the middle of a run.
+
+The cluster's processes die by themselves after `LIFETIME_S`, and the
+module's teardown kills them first.
+"""
+
+import gzip
+import json
+import os
+import sys
+import threading
+import time
+
+import h5py
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from keras_elmo.cli.main import main
+from keras_elmo.spark import LocalCluster
+from keras_elmo.spark import embed_dataframe
+from keras_elmo.spark import embed_text_file
+from keras_elmo.spark import read_manifest
+
+pytestmark = pytest.mark.large
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")
+LIFETIME_S = 1800  # a loaded 2-core machine took 11 min for this file
+# Small files still make several tasks (a split per ~quarter of the input).
+SPLITS = [
+    "spark.sql.files.minPartitionNum=4",
+    "spark.sql.files.openCostInBytes=1024",
+    "spark.ui.enabled=false",
+    "spark.executor.memory=1g",
+]
+TRICKY = [
+    b"",
+    b"  spaced   out  ",
+    b"\xef\xbb\xbfa byte-order mark",
+    b"not \xff utf-8",
+    b"windows line\r",
+    b"a lone\rcarriage return",
+    b"long " * 120,
+]
+
+
+def _real_lines(count):
+    lines = []
+    with gzip.open(SAMPLE, "rb") as f:
+        for line in f:
+            lines.append(line.rstrip(b"\n"))
+            if len(lines) == count:
+                return lines
+    raise ValueError(f"The sample has fewer than {count} lines.")
+
+
+def _write(path, lines):
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines) + b"\n")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    work = tmp_path_factory.mktemp("spark_cluster")
+    env = {"PYTHONPATH": REPO, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    with LocalCluster(
+        workers=2, cores=1, lifetime_s=LIFETIME_S, work_dir=str(work), env=env
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A file of real lines with the tricky ones among them, and the
+    in-process `keras-elmo embed --all` output of it."""
+    folder = tmp_path_factory.mktemp("spark_corpus")
+    real = _real_lines(53)
+    path = _write(folder / "in.txt", real[:20] + TRICKY + real[20:])
+    expected = str(folder / "in_process.hdf5")
+    assert main(["embed", path, expected, "--all"]) == 0
+    return path, expected
+
+
+def _datasets(path):
+    with h5py.File(path, "r") as f:
+        index = f["sentence_to_index"][0]
+        return {k: f[k][()] for k in f if k != "sentence_to_index"}, index
+
+
+def _assert_close(got, expected, name):
+    """Equal within 1e-5 of the line's largest magnitude (batches of other
+    shapes round float32 sums differently, by ~1e-7 of it)."""
+    assert got.shape == expected.shape, name
+    scale = float(np.abs(expected).max()) if expected.size else 0.0
+    error = float(np.abs(got - expected).max()) if expected.size else 0.0
+    assert error <= 1e-5 * scale, (name, error, scale)
+
+
+def test_cli_hdf5_output_is_the_in_process_output(
+    cluster, corpus, tmp_path, capsys
+):
+    path, expected = corpus
+    out = str(tmp_path / "spark.hdf5")
+    argv = ["embed", path, out, "--all", "--spark-master", cluster.url]
+    for item in SPLITS:
+        argv += ["--spark-conf", item]
+    assert main(argv + ["--batch-size", "8"]) == 0
+    got, got_index = _datasets(out)
+    want, want_index = _datasets(expected)
+    assert sorted(got) == sorted(want) == sorted(map(str, range(60)))
+    assert got_index == want_index
+    for key in want:
+        _assert_close(got[key], want[key], key)
+    capsys.readouterr()
+    assert main(argv) != 0
+    assert "exists; pass --force" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def spark(cluster):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(cluster.url).appName("tests")
+    builder = builder.config("spark.driver.host", "127.0.0.1")
+    for item in SPLITS:
+        key, _, value = item.partition("=")
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    yield session
+    session.stop()
+
+
+def test_embed_dataframe_keeps_columns_and_matches_embed(spark, corpus):
+    from pyspark.sql import functions as F
+
+    path, expected = corpus
+    with open(path, "rb") as f:
+        lines = f.read().decode("utf-8", "replace").split("\n")[:-1]
+    df = spark.createDataFrame(
+        [(i, line, float(i) / 4) for i, line in enumerate(lines)],
+        "id long, body string, score double",
+    ).repartition(3)
+    out = embed_dataframe(df, "body", layers="top", batch_size=16)
+    assert out.columns == ["id", "body", "score", "tokens", "shape", "vectors"]
+    rows = out.orderBy(F.col("id")).collect()
+    want, _ = _datasets(expected)
+    assert [r.id for r in rows] == list(range(len(lines)))
+    for r in rows:
+        assert (r.body, r.score) == (lines[r.id], r.id / 4)
+        if "\ufffd" in r.body:
+            continue  # the DataFrame holds the replaced text, not the bytes
+        vectors = np.frombuffer(r.vectors, "<f4").reshape(r.shape)
+        _assert_close(vectors, want[str(r.id)][-1], f"row {r.id}")
+
+
+def _embedding_stage_progress(spark):
+    """`(completed, active)` tasks of the running stages."""
+    tracker = spark.sparkContext.statusTracker()
+    done = active = 0
+    for stage in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(stage)
+        if info is not None:
+            done += info.numCompletedTasks
+            active += info.numActiveTasks
+    return done, active
+
+
+def test_a_worker_killed_mid_run_leaves_a_complete_exactly_once_output(
+    spark, cluster, corpus, tmp_path
+):
+    """SIGKILL to one worker (its executor and Python workers with it)
+    once the embedding stage has finished a task and runs others: Spark
+    re-runs the lost tasks on the other worker; every line is in the
+    Parquet output exactly once, with the in-process vectors, and the
+    manifest is written after the counts check."""
+    path, expected = corpus
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    big = _write(tmp_path / "big.txt", lines * 5)  # line i is line i % 60
+    out = str(tmp_path / "parquet")
+    result = {}
+
+    def run():
+        try:
+            result["manifest"] = embed_text_file(
+                spark, big, out, layers="all", batch_size=8
+            )
+        except BaseException as e:  # reported by the assertions below
+            result["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and thread.is_alive():
+        done, active = _embedding_stage_progress(spark)
+        if done >= 1 and active >= 1 and os.path.isdir(out):
+            break
+        time.sleep(0.2)
+    assert thread.is_alive(), f"finished before the kill: {result}"
+    cluster.kill_worker(0)
+    killed_at = _embedding_stage_progress(spark)
+    thread.join(timeout=900)
+    assert not thread.is_alive(), "no result after the kill"
+    assert "error" not in result, result.get("error")
+    manifest = read_manifest(spark, out)
+    assert manifest == json.loads(json.dumps(result["manifest"]))
+    assert manifest["counts"]["lines"] == 300, killed_at
+    table = pq.read_table(out)
+    assert sorted(table.column("line").to_pylist()) == list(range(300))
+    want, _ = _datasets(expected)
+    for row in table.to_pylist():
+        vectors = np.frombuffer(row["vectors"], "<f4").reshape(row["shape"])
+        _assert_close(vectors, want[str(row["line"] % 60)], row["line"])
