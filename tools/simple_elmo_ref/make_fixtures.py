@@ -2,7 +2,8 @@
 """Writes tests/fixtures/simple_elmo/: simple_elmo 0.9.2's own outputs.
 
     bash tools/simple_elmo_ref/setup_simple_elmo.sh
-    python tools/simple_elmo_ref/make_fixtures.py [--out-dir tests/fixtures/simple_elmo]
+    python tools/simple_elmo_ref/make_fixtures.py \
+        [--out-dir tests/fixtures/simple_elmo]
 
 Runs with any Python that has numpy + h5py (it imports neither keras_elmo
 nor simple_elmo); simple_elmo runs in its side venv through
@@ -48,8 +49,20 @@ VECTOR_SENTENCES = [
     ["Hello"],
     ["Zürich", "café", "naïve", "—", "½", "😀😀"],
     ["a", "b"],
-    ["Deep", "contextualized", "word", "representations", "model",
-     "both", "complex", "characteristics", "of", "word", "use", "."],
+    [
+        "Deep",
+        "contextualized",
+        "word",
+        "representations",
+        "model",
+        "both",
+        "complex",
+        "characteristics",
+        "of",
+        "word",
+        "use",
+        ".",
+    ],
     ["x" * 60, "long", "tokens", "are", "cut"],
     ["He", "said", "nothing", "."],
     ["Как", "дела", "?"],

@@ -33,7 +33,8 @@ keras_elmo, and keras_elmo never imports it. Commands:
   a worker for benchmarks/simple_elmo_side_by_side.py: loads once, says
   `{"ready": ...}` on stdout, then per stdin line `round` times
   `get_elmo_vectors(sentences, warmup=False, layers="all",
-  session=sess)` in one session opened with `--threads` threads;
+  session=sess)` in one session (`warm`: the same on the first batch,
+  untimed) opened with `--threads` threads;
   `outputs PATH` writes a fresh default call's (`warmup=True`,
   `layers="all"`) real-token vectors `[N, 3, 2P]` to PATH (.npy);
   `quit` reports the peak RSS. One JSON line answers each command.
@@ -98,9 +99,11 @@ def _hdf5_arrays(path):
     arrays = {}
     with h5py.File(path, "r") as f:
         f.visititems(
-            lambda name, obj: arrays.__setitem__(name, obj[...])
-            if isinstance(obj, h5py.Dataset)
-            else None
+            lambda name, obj: (
+                arrays.__setitem__(name, obj[...])
+                if isinstance(obj, h5py.Dataset)
+                else None
+            )
         )
     return arrays
 
@@ -109,7 +112,9 @@ def _checkpoint_name(variable_name):
     """simple_elmo's training-graph variable -> dump_weights' HDF5 name."""
     name = re.sub(r":0$", "", variable_name)
     name = re.sub(r"^lm/", "", name)
-    name = re.sub(r"/rnn/multi_rnn_cell/cell_(\d+)/", r"/RNN/MultiRNNCell/Cell\1/", name)
+    name = re.sub(
+        r"/rnn/multi_rnn_cell/cell_(\d+)/", r"/RNN/MultiRNNCell/Cell\1/", name
+    )
     name = re.sub(r"/lstm_cell/projection/kernel$", "/LSTMCell/W_P_0", name)
     name = re.sub(r"/lstm_cell/kernel$", "/LSTMCell/W_0", name)
     name = re.sub(r"/lstm_cell/bias$", "/LSTMCell/B", name)
@@ -196,7 +201,15 @@ def cmd_bench(args):
         command = line.split()
         if not command:
             continue
-        if command[0] == "round":
+        if command[0] == "warm":
+            model.get_elmo_vectors(
+                sentences[: args.batch_size],
+                warmup=False,
+                layers="all",
+                session=sess,
+            )
+            _reply({"warm": True})
+        elif command[0] == "round":
             start = time.perf_counter()
             model.get_elmo_vectors(
                 sentences, warmup=False, layers="all", session=sess
