@@ -3,11 +3,13 @@
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.models.elmo_layer import ElmoLayer
+from keras_elmo.models.lm_substitutes import LMSubstitutes
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
 __all__ = [
     "BiLM",
     "BiLMLanguageModel",
     "ElmoLayer",
+    "LMSubstitutes",
     "TokenEmbeddingCache",
 ]

@@ -20,7 +20,9 @@ nor simple_elmo); simple_elmo runs in its side venv through
 4. a TF1 checkpoint of simple_elmo's own training graph holding the same
    weights and softmax (`make-checkpoint`), then its
    `get_elmo_substitutes` (max_batch_size 4, topn 3) on
-   `SUBSTITUTE_SENTENCES` -> substitutes.json.
+   `SUBSTITUTE_SENTENCES` -> substitutes.json. The checkpoint folder
+   (checkpoint/: options.json, vocab.txt, model.ckpt.{index,data-*})
+   is committed too: keras_elmo reads it as a bilm-tf checkpoint.
 
 Reruns give identical files (checked).
 """
@@ -163,7 +165,8 @@ def main(argv=None):
                 os.path.join(args.out_dir, "vectors.npz"),
             ]
         )
-        checkpoint = os.path.join(tmp, "checkpoint")
+        checkpoint = os.path.join(args.out_dir, "checkpoint")
+        shutil.rmtree(checkpoint, ignore_errors=True)
         _run(
             [
                 args.side_python,

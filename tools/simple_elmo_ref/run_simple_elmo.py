@@ -155,8 +155,10 @@ def cmd_make_checkpoint(args):
         if unused:
             raise SystemExit(f"datasets not in the graph: {unused}")
         os.makedirs(args.out_dir, exist_ok=True)
-        tf.compat.v1.train.Saver().save(
-            sess, os.path.join(args.out_dir, "model.ckpt")
+        tf.compat.v1.train.Saver(save_relative_paths=True).save(
+            sess,
+            os.path.join(args.out_dir, "model.ckpt"),
+            write_meta_graph=False,  # restoring needs only the variables
         )
     with open(os.path.join(args.out_dir, "options.json"), "w") as f:
         json.dump(options, f, indent=1)

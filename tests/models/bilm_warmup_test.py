@@ -11,7 +11,7 @@ import pytest
 import keras_elmo
 from keras_elmo.models import bilm_warmup
 from keras_elmo.models.bilm import elmo_layers
-from tests.simple_elmo import fixture
+from tests.models import simple_elmo_fixture as fixture
 
 TOLERANCE = 1e-5  # relative: max |diff| / max |simple_elmo|, real tokens
 
