@@ -357,3 +357,20 @@ def test_export_and_serve(tmp_path, capsys):
         result["default"]["elmo"], result["tokens"]["elmo"], atol=1e-6
     )
     assert "equal the Keras model" in capsys.readouterr().out
+
+
+def test_lexical_substitutes(capsys):
+    results = load_example("lexical_substitutes").main(
+        ["--top-k", "2", "--sentence", "The river bank ."]
+    )
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "The river bank ."
+    assert [t["word"] for t in results[0]] == ["The", "river", "bank", "."]
+    for token in results[0]:
+        for direction in ("forward", "backward"):
+            logp = token[direction]["logp"]
+            assert len(logp) == 2 and logp[0] >= logp[1]
+            assert all(-30.0 < p < 0.0 for p in logp)
+            assert not {"<S>", "</S>"} & set(
+                token[direction]["candidate_words"]
+            )
