@@ -15,8 +15,9 @@ nor simple_elmo); simple_elmo runs in its side venv through
    first) and a softmax `softmax/W` `[V, 16]` ~ N(0, 1), `softmax/b` ~
    N(0, 0.5^2) from `numpy.random.default_rng(33)`: written to
    vocab.txt and softmax.hdf5 (committed);
-3. simple_elmo's vectors (`run_simple_elmo.py vectors`, max_batch_size
-   4) on `VECTOR_SENTENCES` -> vectors.npz;
+3. simple_elmo's vectors (`run_simple_elmo.py vectors`) on
+   `VECTOR_SENTENCES`, max_batch_size 4 -> vectors.npz, and its default
+   max_batch_size 32 (one batch) -> vectors_b32.npz;
 4. a TF1 checkpoint of simple_elmo's own training graph holding the same
    weights and softmax (`make-checkpoint`), then its
    `get_elmo_substitutes` (max_batch_size 4, topn 3) on
@@ -150,21 +151,22 @@ def main(argv=None):
             os.path.join(model, "model.hdf5"),
         )
         shutil.copy(vocab, os.path.join(model, "vocab.txt"))
-        _run(
-            [
-                args.side_python,
-                script,
-                "vectors",
-                "--model-dir",
-                model,
-                "--sentences",
-                os.path.join(tmp, "vector_sentences.json"),
-                "--batch-size",
-                "4",
-                "--out",
-                os.path.join(args.out_dir, "vectors.npz"),
-            ]
-        )
+        for batch_size, name in ((4, "vectors.npz"), (32, "vectors_b32.npz")):
+            _run(
+                [
+                    args.side_python,
+                    script,
+                    "vectors",
+                    "--model-dir",
+                    model,
+                    "--sentences",
+                    os.path.join(tmp, "vector_sentences.json"),
+                    "--batch-size",
+                    str(batch_size),
+                    "--out",
+                    os.path.join(args.out_dir, name),
+                ]
+            )
         checkpoint = os.path.join(args.out_dir, "checkpoint")
         shutil.rmtree(checkpoint, ignore_errors=True)
         _run(
