@@ -26,7 +26,6 @@ import itertools
 import os
 import tempfile
 import time
-import types
 
 from real_text import EN_PD_LM
 
@@ -60,9 +59,9 @@ def padding_waste(lengths, batch_size, sort_chunk):
     return padded / max(total, 1)
 
 
-def unsorted_embed_chunk(embed_cli):
+def unsorted_embed_chunk(engine):
     """`_embed_chunk` without the sort by length (for comparison only)."""
-    return embed_cli._embed_batches
+    return engine._embed_batches
 
 
 def main(argv=None):
@@ -80,13 +79,13 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
 
     import keras_elmo
-    from keras_elmo.cli import embed as embed_cli
-    from keras_elmo.export.embedder import BiLMEmbedder
+    from keras_elmo.export import hdf5_embedding as engine
+    from keras_elmo.export.embedding_runners import BiLMEmbedder
     from keras_elmo.presets import preset_dir
 
     lines = read_lines(args.lines)
     lengths = [len(line.split()) for line in lines]
-    chunk = args.batch_size * embed_cli.CHUNK_BATCHES
+    chunk = args.batch_size * engine.CHUNK_BATCHES
     print(
         f"{len(lines)} lines, {sum(lengths)} tokens (mean "
         f"{sum(lengths) / len(lines):.1f}, max {max(lengths)}), batch "
@@ -100,7 +99,7 @@ def main(argv=None):
     )
     bilm = keras_elmo.BiLM.from_preset(args.preset)
     vocab = os.path.join(preset_dir(args.preset), "vocab.txt")
-    sorted_chunk = embed_cli._embed_chunk
+    sorted_chunk = engine._embed_chunk
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "in.txt")
         with open(src, "w", encoding="utf-8") as f:
@@ -114,23 +113,22 @@ def main(argv=None):
                 bilm, vocabulary=vocab if "vocab" in mode else None
             )
             setup = time.perf_counter() - start
-            embed_cli._embed_chunk = (
+            engine._embed_chunk = (
                 sorted_chunk
                 if mode.startswith("sorted")
-                else unsorted_embed_chunk(embed_cli)
+                else unsorted_embed_chunk(engine)
             )
             for path in (warm, src):
-                run = types.SimpleNamespace(
-                    input=path,
-                    output=os.path.join(tmp, "out.hdf5"),
+                load = os.getloadavg()[0]
+                start = time.perf_counter()
+                engine.embed_file(
+                    embedder,
+                    path,
+                    os.path.join(tmp, "out.hdf5"),
                     layers="top",
                     batch_size=args.batch_size,
                     force=True,
-                    resume=False,
                 )
-                load = os.getloadavg()[0]
-                start = time.perf_counter()
-                embed_cli.embed_file(embedder, run, progress=False)
                 seconds = time.perf_counter() - start
             print(
                 f"{mode:>13}: {len(lines) / seconds:7.1f} sentences/s "
@@ -139,7 +137,7 @@ def main(argv=None):
                 f"{os.getloadavg()[0]:.1f})",
                 flush=True,
             )
-    embed_cli._embed_chunk = sorted_chunk
+    engine._embed_chunk = sorted_chunk
 
 
 if __name__ == "__main__":

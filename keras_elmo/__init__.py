@@ -3,6 +3,7 @@
 from keras_elmo import layers
 from keras_elmo.api_export import publish_exports
 from keras_elmo.config import BiLMConfig
+from keras_elmo.export.embedder import Embedder
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
@@ -22,5 +23,6 @@ __all__ = [
     "BiLM",
     "ElmoLayer",
     "BiLMLanguageModel",
+    "Embedder",
     "export_saved_model",
 ]

@@ -6,16 +6,17 @@ Why a model handler of ours rather than Beam's
 - those stack the batch's examples into one dense tensor and call the
   model once; sentences have different lengths, so they would need padding
   before and per-sentence un-padding after, outside the handler, with the
-  lengths carried alongside. Our embedders (`keras_elmo.export.embedder`)
-  take a list of token lists, pad in graph and return one `[L + 1, n, 2P]`
-  array per sentence;
+  lengths carried alongside. Our runners
+  (`keras_elmo.export.embedding_runners`) take a list of token lists, pad
+  in graph and return one `[L + 1, n, 2P]` array per sentence;
 - they load a SavedModel or a `tf.keras` model by path; we load every
   source `BiLM.from_preset` accepts (the shipped `elmo_small_en`, a
   published model by name, a folder, a URL, `hf://`), a SavedModel from
   `keras-elmo export` (local or `gs://`-style), a `keras-elmo train`
-  output or a `.keras` file, with the token-embedding cache (`vocab`);
-  `keras-elmo embed --runner` passes the in-process command's own loader
-  (`loader=`), so a worker computes the vectors the command computes;
+  output or a `.keras` file, with the token-embedding cache (`vocab`),
+  through the same spec and resolver as in-process `keras-elmo embed`
+  (`keras_elmo.export.model_spec.load_spec`), so a worker computes the
+  vectors the command computes;
 - the model outputs are several (`word_emb`, `lstm_outputs1..L`), reduced
   per sentence to what is stored (`all`, `top`, `average`).
 
@@ -25,61 +26,14 @@ only strings and numbers, so Beam ships it to workers by value; the model
 files must be readable where the workers run (see docs/BEAM.md).
 """
 
-import os
-
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
 from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_records import DTYPES
-
-# The `keras-elmo embed` arguments that name the model.
-MODEL_ARGUMENTS = ("model", "options", "weights", "preset", "seed", "vocab")
-DEFAULT_PRESET = "elmo_small_en"
-
-
-def is_remote(path):
-    """Whether `path` is a URI that TensorFlow's file systems read."""
-    return "://" in path and not path.startswith("file://")
-
-
-def load_spec(spec):
-    """`(embedder, description)` for a model spec (a dict of
-    `MODEL_ARGUMENTS`; `seed` is unused: trained models only).
-
-    `model`: a SavedModel directory, a TF Serving base directory (its
-    highest version), a `gs://`-style SavedModel URI, a `keras-elmo
-    train` output or a `.keras` file. Else `options` + `weights`, else
-    `preset` (default `elmo_small_en`), through `BiLM.from_preset`.
-    """
-    from keras_elmo.export.embedder import BiLMEmbedder
-    from keras_elmo.export.embedder import SavedModelEmbedder
-    from keras_elmo.export.serving_layout import is_saved_model
-    from keras_elmo.export.serving_layout import latest_version
-    from keras_elmo.models.bilm import BiLM
-    from keras_elmo.models.loading import load_bilm_or_elmo_layer
-
-    model, vocab = spec.get("model"), spec.get("vocab")
-    if model and (is_remote(model) or os.path.isdir(model)):
-        saved = model if is_remote(model) or is_saved_model(model) else None
-        saved = saved or latest_version(model)
-        if saved:
-            if vocab:
-                raise ValueError(
-                    "`vocab` caches token embeddings of a BiLM; it does not "
-                    f"apply to the SavedModel {saved!r}."
-                )
-            return SavedModelEmbedder(saved), f"SavedModel {saved}"
-    if model:
-        bilm, description = load_bilm_or_elmo_layer(model), f"model {model}"
-    elif spec.get("options") or spec.get("weights"):
-        pair = (spec.get("options"), spec.get("weights"))
-        bilm, description = BiLM.from_preset(pair), f"weights {pair[1]}"
-    else:
-        name = spec.get("preset") or DEFAULT_PRESET
-        bilm, description = BiLM.from_preset(name), f"preset {name}"
-    return BiLMEmbedder(bilm, vocabulary=vocab), description
+from keras_elmo.export.model_spec import check_spec
+from keras_elmo.export.model_spec import load_spec
 
 
 class BiLMModelHandler(ModelHandler):
@@ -96,8 +50,8 @@ class BiLMModelHandler(ModelHandler):
             2P]`), `"top"` or `"average"` (`[m, 2P]`).
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
         loader: callable `spec -> (embedder, description)`, a module-level
-            function (Beam ships it by reference): `load_spec` by default;
-            `keras-elmo embed --runner` passes the command's own loader.
+            function (Beam ships it by reference): by default
+            `keras_elmo.export.model_spec.load_spec`.
 
     Call arguments (`run_inference`):
         batch: list of `(sentence, tokens)`: the stripped line (bytes) and
@@ -109,12 +63,7 @@ class BiLMModelHandler(ModelHandler):
     """
 
     def __init__(self, spec, layers="all", dtype="float32", loader=load_spec):
-        unknown = sorted(set(spec) - set(MODEL_ARGUMENTS))
-        if unknown:
-            raise ValueError(
-                f"Received an invalid `spec`, expected keys among "
-                f"{MODEL_ARGUMENTS}, got unknown keys {unknown}."
-            )
+        check_spec(spec)
         if layers not in LAYER_MODES:
             raise ValueError(
                 "Received an invalid value for argument `layers`, expected "

@@ -47,7 +47,7 @@ def prepare_output_dir(output_dir, force=False):
         raise FileExistsError(
             f"Output {output_dir!r} already holds {len(old)} file(s) of an "
             f"earlier run (e.g. {old[0]!r}); new shards would mix with "
-            "them. Pass --force to delete them first, or choose another "
+            "them. Pass `force=True` to delete them first, or choose another "
             "output."
         )
     if old:

@@ -2,9 +2,9 @@
 
 With the built-in sentences it also runs the word-sense nearest-neighbour
 demo (`keras_elmo.cli.word_sense`, paper Table 4). By default it uses the
-shipped `elmo_small_en`; a randomly initialised architecture preset
-(`--preset tiny`) is labelled as such: its numbers show the plumbing, not
-language knowledge.
+shipped `elmo_small_en`; a randomly initialised architecture
+(`--random-weights tiny`) is labelled as such: its numbers show the
+plumbing, not language knowledge.
 """
 
 import sys
@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import load_bilm
+from keras_elmo.cli.model_args import load_model
 from keras_elmo.cli.word_sense import write_report
 
 HELP = "Embed example sentences and print shapes and similarities."
@@ -41,7 +41,8 @@ def _cosine(a, b):
 def run(args):
     import keras_elmo
 
-    bilm, description = load_bilm(args)
+    bilm, description = load_model(args)
+    bilm = getattr(bilm, "bilm", bilm)  # an ElmoLayer's biLM
     out = sys.stdout
     out.write(f"Model: {description}\n")
     sentences = [s.split() for s in (args.sentences or SENTENCES)]

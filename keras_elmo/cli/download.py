@@ -3,8 +3,9 @@
     keras-elmo download elmo_2x4096_en
     keras-elmo download https://example.org/my-elmo/ --cache-dir /data/elmo
 
-NAME is anything `--preset` accepts (`keras-elmo presets` lists the names).
-Prints the folder and the sha256 of both files, so they can be pinned.
+NAME is anything `--preset` accepts (`keras-elmo presets` lists the names;
+published archives such as `efml_zh` are unpacked). Prints the folder, its
+format and the sha256 of the files, so they can be pinned.
 """
 
 import os
@@ -28,15 +29,23 @@ def add_arguments(parser):
 
 def run(args):
     from keras_elmo.presets.download import read_stamp
-    from keras_elmo.presets.sources import resolve_preset
+    from keras_elmo.presets.download import sha256_of
+    from keras_elmo.presets.sources import resolve_model
 
-    options, weights, description = resolve_preset(
+    resolved = resolve_model(
         args.name, cache_dir=args.cache_dir, force=args.force
     )
-    folder = os.path.dirname(weights)
-    stamp = read_stamp(folder) or {}
-    sys.stdout.write(f"{description}: {folder}\n")
-    for path in (options, weights):
+    sys.stdout.write(
+        f"{resolved.description} ({resolved.format}): {resolved.path}\n"
+    )
+    if resolved.format != "allennlp":
+        for name in sorted(os.listdir(resolved.path)):
+            path = os.path.join(resolved.path, name)
+            if os.path.isfile(path):
+                sys.stdout.write(f"  {path}  sha256 {sha256_of(path)}\n")
+        return 0
+    stamp = read_stamp(os.path.dirname(resolved.weights)) or {}
+    for path in (resolved.options, resolved.weights):
         sha = (stamp.get(os.path.basename(path)) or {}).get("sha256")
         suffix = f"  sha256 {sha}" if sha else ""
         sys.stdout.write(f"  {path}{suffix}\n")

@@ -16,6 +16,8 @@ import logging
 import os
 import sys
 
+from keras_elmo.cli.model_args import model_spec
+
 logger = logging.getLogger(__name__)
 
 
@@ -57,30 +59,12 @@ def add_beam_arguments(parser):
     )
 
 
-def _absolute(path):
-    """Local paths become absolute (workers may run elsewhere)."""
-    if path is None or "://" in path:
-        return path
-    return os.path.abspath(path)
-
-
-def model_spec(args):
-    """The model arguments of `embed`, paths made absolute."""
-    from keras_elmo.beam.model_handler import MODEL_ARGUMENTS
-
-    spec = {name: getattr(args, name, None) for name in MODEL_ARGUMENTS}
-    for name in ("model", "options", "weights", "vocab"):
-        spec[name] = _absolute(spec[name])
-    if spec["preset"] and os.path.isdir(spec["preset"]):
-        spec["preset"] = os.path.abspath(spec["preset"])
-    return spec
-
-
-def run_beam(args, loader):
+def run_beam(args):
     """Builds and runs the pipeline; returns 0 once the manifest is there.
 
-    `loader`: `spec -> (embedder, description)`, a module-level function
-    (`keras_elmo.cli.embed.load_embedder_for_spec`), called on each worker.
+    Workers load the model from the spec of the command's flags
+    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    does.
     """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
@@ -105,12 +89,10 @@ def run_beam(args, loader):
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)
-    header = describe_output(spec, loader)  # fails here, not on workers
+    header = describe_output(spec)  # fails here, not on workers
     header.update(input=pattern, layers=args.layers)
     prepare_output_dir(output, force=args.force)
-    handler = BiLMModelHandler(
-        spec, layers=args.layers, dtype=args.dtype, loader=loader
-    )
+    handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
         [f"--runner={args.runner}"] + list(args.pipeline_options or []),
@@ -141,3 +123,10 @@ def read_manifest_any(output_dir):
 
     with FileSystems.open(FileSystems.join(output_dir, MANIFEST)) as f:
         return json.loads(f.read())
+
+
+def _absolute(path):
+    """Local paths become absolute (workers may run elsewhere)."""
+    if path is None or "://" in path:
+        return path
+    return os.path.abspath(path)

@@ -34,7 +34,11 @@ HELP = "Perplexity (forward, backward, mean) of a trained biLM."
 def add_arguments(parser):
     parser.add_argument("--data", required=True, help="Files glob.")
     parser.add_argument(
-        "--model", required=True, help="A `keras-elmo train` output dir."
+        "--model",
+        required=True,
+        help="A model with its softmax and vocabulary: a `keras-elmo "
+        "train` output dir, the shipped elmo_small_en, or any source "
+        "holding options.json, weights.hdf5, softmax.hdf5 and vocab.txt.",
     )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-tokens", type=int, default=100)
@@ -69,7 +73,10 @@ def run(args):
     # Checked before the model loads, under the names the user typed.
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--max-tokens", args.max_tokens)
-    model, vocabulary = load_language_model(args.model)
+    try:
+        model, vocabulary = load_language_model(args.model)
+    except (ValueError, FileNotFoundError) as e:
+        raise type(e)(f"`--model`: {e}") from None
     check_corpus_from_args(
         args,
         "--data",

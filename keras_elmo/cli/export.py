@@ -3,13 +3,13 @@
     keras-elmo export --model runs/small --out savedmodel/elmo --version 1
     keras-elmo export --options o.json --weights w.hdf5 --out elmo_sm
 
-`--model` is a `keras-elmo train` output directory (options.json +
-weights.hdf5) or a `.keras` file holding a BiLM or an ElmoLayer's model;
-`--options/--weights` name the AllenNLP files directly. With neither,
-`--preset` chooses: a shipped pretrained preset (the default,
-elmo_small_en, when installed), or an architecture preset such as `tiny`
-with random weights, which comes with a loud warning (for trying the
-serving plumbing only).
+`--model` / `--preset` is any model source (a `keras-elmo train` output,
+a folder or .zip of AllenNLP / NLPL / ELMoForManyLangs files, a `.keras`
+file holding a BiLM or an ElmoLayer's model, a name, a URL);
+`--options/--weights` name the AllenNLP files directly. Default: the
+shipped elmo_small_en. `--random-weights tiny` builds an architecture
+with random weights, with a loud warning (for trying the serving plumbing
+only). A SavedModel is refused: export the model it came from.
 
 With `--version N` the SavedModel goes to OUT/N, the layout TF Serving
 polls (`--model_base_path=OUT`). The export is written beside its
@@ -21,18 +21,19 @@ import os
 import sys
 
 from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import load_bilm_source
+from keras_elmo.cli.model_args import check_model_flags
+from keras_elmo.cli.model_args import load_model
 
 HELP = "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving."
 
 
 def add_arguments(parser):
-    parser.add_argument(
-        "--model",
-        help="A `keras-elmo train` output directory (options.json + "
-        "weights.hdf5) or a .keras file; or use --options/--weights.",
+    add_model_arguments(
+        parser,
+        vocab_help="Vocabulary file (bilm-tf format): the SavedModel keeps "
+        "these tokens' char-CNN embeddings and runs the char-CNN only for "
+        "other tokens (same outputs, lower latency, larger model).",
     )
-    add_model_arguments(parser)
     parser.add_argument(
         "--out", required=True, help="SavedModel directory (or base dir)."
     )
@@ -53,21 +54,15 @@ def add_arguments(parser):
         action="store_true",
         help="Replace an existing SavedModel at the destination.",
     )
-    parser.add_argument(
-        "--vocab",
-        default=None,
-        help="Vocabulary file (bilm-tf format): the SavedModel keeps these "
-        "tokens' char-CNN embeddings and runs the char-CNN only for other "
-        "tokens (same outputs, lower latency, larger model).",
-    )
 
 
 def run(args):
     from keras_elmo.export import signatures
     from keras_elmo.export.saved_model import export_saved_model
-    from keras_elmo.export.serving_layout import version_dir
+    from keras_elmo.utils.serving_layout import version_dir
     from keras_elmo.utils.validation import check_positive_int
 
+    check_model_flags(args)
     max_tokens = args.max_tokens
     if max_tokens is None:
         max_tokens = signatures.MAX_TOKENS
@@ -78,7 +73,7 @@ def run(args):
             raise FileExistsError(
                 f"Output {path!r} exists; pass --force to overwrite it."
             )
-    model, description = load_bilm_source(args)
+    model, description = load_model(args)
     vocab = getattr(args, "vocab", None)
     export_saved_model(
         model, path, max_tokens=max_tokens, overwrite=True, vocabulary=vocab

@@ -3,6 +3,7 @@
 import argparse
 import logging
 import os
+import re
 import sys
 
 from keras_elmo.version import __version__
@@ -46,7 +47,11 @@ def build_parser():
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(sub)
-        sub.set_defaults(run=module.run)
+        sub.set_defaults(
+            run=module.run,
+            flags=set(sub._option_string_actions),
+            flag_aliases=getattr(module, "FLAG_ALIASES", {}),
+        )
     return parser
 
 
@@ -65,9 +70,32 @@ def main(argv=None):
     try:
         return args.run(args) or 0
     except (ValueError, OSError, ImportError, TypeError) as e:
-        sys.stderr.write(f"keras-elmo {args.command}: error: {e}\n")
+        message = flag_words(str(e), args.flags, args.flag_aliases)
+        sys.stderr.write(f"keras-elmo {args.command}: error: {message}\n")
         return 2
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def flag_words(message, flags, aliases=None):
+    """A library message in the command's words, where the command has
+    the flags (the library never names a flag): `` `force=True` `` becomes
+    `--force`, `` `max_oov_rate=0.5` `` `--max-oov-rate 0.5` and
+    `` `batch_size` `` `` `--batch-size` `` (`aliases`: name -> flag for
+    settings whose flag is not their name)."""
+    aliases = aliases or {}
+
+    def flag_name(name):
+        return aliases.get(name) or "--" + name.replace("_", "-")
+
+    def setting(match):
+        name = flag_name(match.group(1))
+        if name not in flags:
+            return match.group(0)
+        value = match.group(2)
+        return name if value == "True" else f"{name} {value}"
+
+    def flag(match):
+        name = flag_name(match.group(1))
+        return f"`{name}`" if name in flags else match.group(0)
+
+    message = re.sub(r"`(\w+)=([^`\s]+)`", setting, message)
+    return re.sub(r"`(\w+)`", flag, message)

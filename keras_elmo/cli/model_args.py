@@ -1,16 +1,39 @@
-"""Shared `--options/--weights/--preset` arguments: which biLM to load."""
+"""Which model a command uses: its flags, mapped onto the library's spec.
 
-import logging
+Every command that loads a biLM takes the same flags and hands them to
+`keras_elmo.export.model_spec` (the library's one description of a
+model by plain values, resolved by `keras_elmo.presets.sources
+.resolve_model`); this module only adds the flags, names them in errors
+and prints the warning for random weights.
+"""
+
 import os
 import sys
 
-logger = logging.getLogger(__name__)
+from keras_elmo.config import PRESETS as ARCHITECTURES
 
-DEFAULT_PRESET = "elmo_small_en"
+# Flag -> spec key (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`).
+FLAGS = {
+    "--model": "model",
+    "--options": "options",
+    "--weights": "weights",
+    "--preset": "preset",
+    "--random-weights": "random_weights",
+    "--seed": "seed",
+    "--vocab": "vocab",
+}
 
 
-def add_model_arguments(parser):
-    group = parser.add_argument_group("model")
+def add_model_arguments(parser, model_help=None, vocab_help=None):
+    group = parser.add_argument_group("model (give one; default elmo_small_en)")
+    group.add_argument(
+        "--model",
+        help=model_help
+        or "A model folder (options.json + weights.hdf5, a keras-elmo train "
+        "output, an NLPL folder with model.hdf5, an ELMoForManyLangs "
+        "folder), a .zip of one, a SavedModel or TF Serving folder, or a "
+        ".keras file.",
+    )
     group.add_argument(
         "--options", help="bilm-tf / AllenNLP options.json of the model."
     )
@@ -20,67 +43,108 @@ def add_model_arguments(parser):
     group.add_argument(
         "--preset",
         default=None,
-        help="A trained model: a shipped preset (default: elmo_small_en "
-        "when installed), a published one (`keras-elmo presets`, downloaded "
-        "once), a folder with options.json + weights.hdf5, an http(s):// or "
-        "file:// URL of one, or hf://owner/repo; or an architecture preset "
-        "(tiny, small, ...) with random weights.",
+        help="A model by name (shipped: elmo_small_en, the default; "
+        "published: `keras-elmo presets`, downloaded once), or any source "
+        "--model takes, an http(s):// or file:// URL, or hf://owner/repo.",
     )
     group.add_argument(
-        "--seed", type=int, default=0, help="Seed for random initialisation."
+        "--random-weights",
+        metavar="ARCH",
+        choices=sorted(ARCHITECTURES),
+        default=None,
+        help="An architecture with random weights "
+        f"({', '.join(sorted(ARCHITECTURES))}): shapes and plumbing only.",
     )
+    group.add_argument(
+        "--seed", type=int, default=0, help="Seed for --random-weights."
+    )
+    if vocab_help:
+        parser.add_argument("--vocab", default=None, help=vocab_help)
 
 
-def load_bilm(args):
-    """Returns `(bilm, description)` for the model the arguments name."""
-    import keras
+def model_spec(args):
+    """The library's model spec of the command's flags; local paths made
+    absolute (workers may run elsewhere)."""
+    spec = {key: getattr(args, key, None) for key in FLAGS.values()}
+    for key in ("model", "options", "weights", "vocab", "preset"):
+        value = spec[key]
+        if value and "://" not in value and os.path.exists(value):
+            spec[key] = os.path.abspath(value)
+    return spec
 
-    import keras_elmo
 
-    if bool(args.options) != bool(args.weights):
+def flag_error(error):
+    """`error` with the spec's key names replaced by the flags."""
+    message = str(error)
+    for flag, key in FLAGS.items():
+        message = message.replace(f"`{key}`", f"`{flag}`")
+    return type(error)(message)
+
+
+def check_model_flags(args):
+    """Refuses conflicting model flags before any work, under flag names."""
+    from keras_elmo.export.model_spec import check_spec
+
+    try:
+        check_spec(model_spec(args))
+    except ValueError as e:
+        raise flag_error(e) from None
+    name = getattr(args, "preset", None)
+    if name in ARCHITECTURES:
+        from keras_elmo.presets.published import ARCHITECTURE_TWINS
+
+        twin = ARCHITECTURE_TWINS.get(name)
+        hint = (
+            f"; AllenNLP's trained {name!r} is --preset {twin}" if twin else ""
+        )
         raise ValueError(
-            "`--options` and `--weights` go together, received "
-            f"--options={args.options!r} --weights={args.weights!r}."
+            f"`--preset` {name!r} is an architecture, not a trained model: "
+            f"`--random-weights {name}` builds it with random weights{hint}; "
+            "trained models by name: `keras-elmo presets`."
         )
-    if args.options:  # local paths, or http(s):// / file:// URLs
-        from keras_elmo.presets.sources import resolve_preset
 
-        options, weights, description = resolve_preset(
-            (args.options, args.weights)
-        )
-        return keras_elmo.BiLM.from_allennlp(options, weights), description
-    from keras_elmo.config import PRESETS
-    from keras_elmo.presets import available_presets
-    from keras_elmo.presets.published import ARCHITECTURE_TWINS
 
-    shipped = available_presets()
-    name = args.preset or (
-        DEFAULT_PRESET if DEFAULT_PRESET in shipped else "tiny"
-    )
-    if name not in PRESETS:
-        from keras_elmo.presets.sources import resolve_preset
+def load_runner(args):
+    """`(runner, description)` for `embed`: what the flags name."""
+    from keras_elmo.export.model_spec import load_spec
 
-        try:
-            options, weights, description = resolve_preset(name)
-        except ValueError as e:
-            if "no such preset or folder" not in str(e):
-                raise
-            raise ValueError(
-                "Received an invalid value for `--preset`, expected a "
-                f"trained model (shipped {sorted(shipped)}, published: "
-                "`keras-elmo presets`, a folder, a URL or hf://owner/repo) "
-                f"or an architecture preset {sorted(PRESETS)}, got {name!r}."
-            ) from None
-        bilm = keras_elmo.BiLM.from_allennlp(options, weights)
-        return bilm, description
-    keras.utils.set_random_seed(args.seed)
-    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(name))
-    twin = ARCHITECTURE_TWINS.get(name)
-    hint = f"; AllenNLP's trained '{name}' is --preset {twin}" if twin else ""
-    return bilm, (
-        f"RANDOMLY INITIALISED '{name}' preset (seed {args.seed}): "
-        f"shapes and plumbing only, the vectors carry no meaning{hint}"
-    )
+    check_model_flags(args)
+    spec = model_spec(args)
+    try:
+        runner, description = load_spec(spec)
+    except (ValueError, FileNotFoundError) as e:
+        raise _named(e, spec) from None
+    if spec.get("random_weights"):
+        warn_random(description)
+    return runner, description
+
+
+def load_model(args):
+    """`(BiLM or ElmoLayer, description)` for `export` / `demo`."""
+    from keras_elmo.export.model_spec import load_spec
+    from keras_elmo.export.model_spec import source_of
+    from keras_elmo.models.loading import load_bilm_or_elmo_layer
+
+    check_model_flags(args)
+    spec = model_spec(args)
+    if spec.get("random_weights"):
+        runner, description = load_spec(spec)
+        warn_random(description)
+        return runner.bilm, description
+    try:
+        return load_bilm_or_elmo_layer(source_of(spec))
+    except (ValueError, FileNotFoundError) as e:
+        raise _named(e, spec) from None
+
+
+def _named(error, spec):
+    """A resolver error prefixed with the flag that named the model."""
+    error = flag_error(error)
+    for key in ("model", "options", "preset"):
+        if spec.get(key):
+            flag = {v: k for k, v in FLAGS.items()}[key]
+            return type(error)(f"`{flag}`: {error}")
+    return error
 
 
 def warn_random(description, stream=None):
@@ -89,35 +153,6 @@ def warn_random(description, stream=None):
     bar = "!" * 72
     stream.write(
         f"{bar}\nWARNING: no trained model given; using a {description}.\n"
-        "Pass --model DIR or --options O --weights W for real vectors.\n"
+        "Pass --model DIR or --preset NAME for real vectors.\n"
         f"{bar}\n"
     )
-
-
-def load_bilm_source(args):
-    """`(BiLM or ElmoLayer, description)` from --model / --options / preset.
-
-    A `--model` directory must hold options.json + weights.hdf5 (a
-    `keras-elmo train` output); a `--model` file must be a `.keras` file.
-    """
-    from keras_elmo.export.serving_layout import is_saved_model
-    from keras_elmo.export.serving_layout import latest_version
-    from keras_elmo.models.loading import load_bilm_or_elmo_layer
-
-    path = getattr(args, "model", None)
-    if not path:
-        bilm, description = load_bilm(args)
-        if "RANDOMLY INITIALISED" in description:
-            warn_random(description)
-        return bilm, description
-    if args.options or args.weights:
-        raise ValueError(
-            "Give the model once: `--model` or `--options/--weights`, "
-            "received both."
-        )
-    if os.path.isdir(path) and (is_saved_model(path) or latest_version(path)):
-        raise ValueError(
-            f"`--model` {path!r} is a SavedModel; export needs the trained "
-            "model (options.json + weights.hdf5)."
-        )
-    return load_bilm_or_elmo_layer(path), f"model {path}"

@@ -35,19 +35,39 @@ from keras_elmo.cli.corpus_args import check_corpus_from_args
 
 HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
 DEST = "config_"
+# `TrainingConfig` fields whose flag is not their name (`main` also maps
+# the library's messages through these).
+FLAG_ALIASES = {"out_dir": "--out", "model": "--config", "verbose": "--quiet"}
+
+
+def flag_of(field_name):
+    """The flag of a `TrainingConfig` field."""
+    return FLAG_ALIASES.get(field_name) or "--" + field_name.replace("_", "-")
 
 
 def add_arguments(parser):
-    """One flag per `TrainingConfig` field (its metadata: flag, help,
-    argparse options), plus `--force`."""
+    """One flag per `TrainingConfig` field (its metadata: help, argparse
+    options), plus `--force`."""
     import dataclasses
+    import re
 
     from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import flag_of
 
-    for field in dataclasses.fields(TrainingConfig):
+    fields = dataclasses.fields(TrainingConfig)
+    names = {field.name for field in fields}
+
+    def in_flags(text):
+        return re.sub(
+            r"`(\w+)`",
+            lambda m: (
+                flag_of(m.group(1)) if m.group(1) in names else m.group(0)
+            ),
+            text,
+        )
+
+    for field in fields:
         options = dict(field.metadata["argparse"])
-        options.setdefault("help", field.metadata["help"])
+        options.setdefault("help", in_flags(field.metadata["help"]))
         if field.default is dataclasses.MISSING:
             options["required"] = True
         else:
@@ -57,7 +77,9 @@ def add_arguments(parser):
             options.setdefault("metavar", field.name.upper())
         # A prefix keeps these apart from the global flags (`-v` sets
         # `verbose`, which `--quiet` would otherwise overwrite).
-        parser.add_argument(flag_of(field), dest=DEST + field.name, **options)
+        parser.add_argument(
+            flag_of(field.name), dest=DEST + field.name, **options
+        )
     parser.add_argument(
         "--force",
         action="store_true",

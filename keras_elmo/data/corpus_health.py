@@ -58,11 +58,11 @@ class HealthLimits:
 
     Attributes:
         max_invalid_fraction: float. Most non-blank lines of a file that
-            may be invalid UTF-8 (flag `--max-invalid-fraction`).
+            may be invalid UTF-8 (the `max_invalid_fraction` setting).
         max_nul_fraction: float. Most bytes of a file that may be NUL
-            (flag `--max-nul-fraction`).
+            (the `max_nul_fraction` setting).
         max_oov_rate: float. Most tokens of a file that may be out of the
-            vocabulary (flag `--max-oov-rate`).
+            vocabulary (the `max_oov_rate` setting).
     """
 
     max_invalid_fraction: float = DEFAULT_MAX_INVALID_FRACTION
@@ -293,7 +293,7 @@ def check_file(health, limits):
             f"Corpus file {path!r} is not text: {health.nul_bytes} of its "
             f"{health.bytes} bytes are NUL "
             f"({health.nul_bytes / health.bytes:.0%}, more than "
-            f"--max-nul-fraction {limits.max_nul_fraction:g}; first at line "
+            f"`max_nul_fraction={limits.max_nul_fraction:g}`; first at line "
             f"{health.first_nul}); {corpus_sniff.binary_hint()}."
         )
     if nonblank and health.invalid_utf8 > (
@@ -308,9 +308,9 @@ def check_file(health, limits):
             f"Corpus file {path!r}: {health.invalid_utf8} of its "
             f"{nonblank} non-blank lines "
             f"({health.invalid_utf8 / nonblank:.0%}) are not valid UTF-8, "
-            f"more than --max-invalid-fraction "
-            f"{limits.max_invalid_fraction:g} (first at line "
-            f"{health.first_invalid}: {health.first_invalid_text!r}); "
+            "more than "
+            f"`max_invalid_fraction={limits.max_invalid_fraction:g}` (first "
+            f"at line {health.first_invalid}: {health.first_invalid_text!r}); "
             f"{hint}."
         )
     if health.interior_cr_lines and health.interior_cr_lines * 2 > nonblank:
@@ -327,7 +327,7 @@ def check_file(health, limits):
             f"Corpus file {path!r}: {health.oov} of its {health.tokens} "
             f"tokens ({rate:.1%}) are not in the vocabulary (first "
             f"{health.first_oov[1]!r} at line {health.first_oov[0]}), more "
-            f"than --max-oov-rate {limits.max_oov_rate:g}; the vocabulary does "
+            f"than `max_oov_rate={limits.max_oov_rate:g}`; the vocabulary does "
             "not belong to this corpus (build one with `keras-elmo vocab`)."
         )
 
@@ -343,8 +343,8 @@ def check_corpus(
     """Scans and checks a corpus; returns its `CorpusHealth`.
 
     Args:
-        name: str, how messages name the corpus (the flag, e.g.
-            `"--train"`).
+        name: str, how messages name the corpus (e.g. `"train"`; the
+            command line passes its flag).
         file_pattern: glob pattern(s), as `keras_elmo.data.list_files`.
         vocabulary: optional `keras_elmo.data.Vocabulary` (OOV check).
         max_tokens: int or None, the sentence split length.

@@ -1,141 +1,224 @@
-"""Sentence embedders for `keras-elmo embed`: a BiLM or a SavedModel.
+"""`Embedder`: sentences in, ELMo vectors out, from any model source.
 
-Both map a batch of token lists to one float32 array `[L + 1, n, 2P]`
-per sentence: layer 0 is `[x; x]` (the token embedding twice), layers
-`1..L` the biLSTM outputs, as AllenNLP's `ElmoEmbedder` returns them.
-Tokens are given as bytes, so invalid UTF-8 passes through unchanged.
+The one high-level entry point, in the role of AllenNLP's
+`ElmoEmbedder`, simple_elmo's `ElmoModel` and ELMoForManyLangs'
+`Embedder`. For sentence `b` of `n_b` tokens it returns the `L + 1`
+layers `h_{b,0..L}` `[L + 1, n_b, 2P]` (layer 0 is `[x; x]`, the token
+embedding twice; layers `1..L` the biLSTM outputs), or one of their
+reductions:
+
+    top:     h_L                          [n_b, 2P]
+    average: (1 / (L + 1)) sum_j h_j      [n_b, 2P]
+
+and sentence vectors as the mean over the sentence's real tokens,
+`(1 / n_b) sum_t v_t` (zeros for an empty sentence, never NaN).
+
+Stateless and deterministic: sentences are sorted by length into batches
+of `batch_size` and every batch starts from zero LSTM states, so a
+sentence's vectors do not depend on what else is embedded with it.
 """
 
-import logging
-
 import numpy as np
-import tensorflow as tf
 
-from keras_elmo.export import signatures as sig
-from keras_elmo.models.bilm import elmo_layers
-from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
-from keras_elmo.text.char_ops import tokens_to_char_ids
-
-logger = logging.getLogger(__name__)
-
-
-def _pad(token_lists):
-    steps = max((len(t) for t in token_lists), default=0)
-    tokens = np.full((len(token_lists), steps), b"", dtype=object)
-    for row, sentence in enumerate(token_lists):
-        tokens[row, : len(sentence)] = sentence
-    lengths = np.array([len(t) for t in token_lists], np.int32)
-    return tf.constant(tokens, tf.string), lengths
+from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.export import hdf5_embedding
+from keras_elmo.export.embed_lines import LAYER_MODES
+from keras_elmo.export.embed_lines import select_layers
+from keras_elmo.export.embedding_runners import BiLMEmbedder
+from keras_elmo.export.embedding_runners import runner_for
+from keras_elmo.presets import sources as model_sources
+from keras_elmo.utils.validation import check_positive_int
 
 
-def _split(stacked, lengths):
-    """`[B, L+1, T, D]` -> list of `[L+1, n_b, D]` float32 arrays."""
-    return [
-        np.ascontiguousarray(stacked[b, :, :n], dtype=np.float32)
-        for b, n in enumerate(lengths)
-    ]
-
-
-class BiLMEmbedder:
-    """Runs a stateless `keras_elmo.BiLM` (compiled once, any shape).
+@keras_elmo_export("keras_elmo.Embedder")
+class Embedder:
+    """Embeds tokenised sentences with a biLM or an exported SavedModel.
 
     Args:
-        bilm: a `keras_elmo.BiLM` (or an `ElmoLayer`, whose biLM is used).
-        vocabulary: None, a list of str tokens or the path of a bilm-tf
-            vocabulary file: caches the token embeddings of these tokens
-            (`keras_elmo.models.TokenEmbeddingCache`), so only the other
-            tokens run through the char-CNN. Same vectors up to float
-            rounding.
+        model: a `keras_elmo.BiLM`, an `ElmoLayer` (its biLM is used), or
+            a runner from `keras_elmo.export.embedding_runners`.
+        batch_size: int. Sentences per batch (default 64).
+        vocabulary: None, a list of tokens or a bilm-tf vocabulary file:
+            these tokens' char-CNN embeddings are computed once and looked
+            up (same vectors up to float rounding, faster). BiLMs only.
+        description: str or None. How messages name the model.
+
+    Example:
+
+    >>> emb = keras_elmo.Embedder.from_preset("elmo_small_en")
+    >>> vectors = emb.embed([["The", "bank", "."], ["Hi"]])
+    >>> [v.shape for v in vectors]
+    [(3, 3, 256), (3, 1, 256)]
+    >>> emb.sentence_vectors([["The", "bank", "."], []]).shape
+    (2, 256)
     """
 
-    max_tokens = None  # no truncation, as AllenNLP's `elmo` command
-
-    def __init__(self, bilm, vocabulary=None):
-        bilm = getattr(bilm, "bilm", bilm)
-        if bilm.stateful:
-            raise ValueError(
-                "`keras-elmo embed` needs a stateless BiLM, received one "
-                "with stateful=True."
-            )
-        self.bilm = bilm
-        self.num_layers = bilm.num_output_layers
-        self.output_dim = bilm.output_dim
-        self.token_cache = None
-        if vocabulary is not None:
-            self.token_cache = TokenEmbeddingCache(vocabulary, bilm)
-            self.token_cache.build()
-        self._layers = tf.function(
-            self._layers_fn,
-            input_signature=[tf.TensorSpec([None, None], tf.string)],
-        )
-
-    def _layers_fn(self, tokens):
-        if self.token_cache is None:
-            outputs = self.bilm(tokens_to_char_ids(tokens), training=False)
+    def __init__(self, model, batch_size=64, vocabulary=None, description=None):
+        check_positive_int("batch_size", batch_size)
+        if callable(model) and hasattr(model, "num_layers"):
+            if vocabulary is not None:
+                raise ValueError(
+                    "`vocabulary` applies to a BiLM `model`, received a "
+                    f"{type(model).__name__} runner."
+                )
+            self.runner = model
         else:
-            outputs = self.bilm.contextualize(
-                self.token_cache(tokens), tf.not_equal(tokens, b"")
-            )
-        layers = elmo_layers(outputs)
-        return tf.cast(tf.stack(layers, axis=1), tf.float32)
+            self.runner = BiLMEmbedder(model, vocabulary=vocabulary)
+        self.batch_size = int(batch_size)
+        self.description = description or type(model).__name__
+
+    @classmethod
+    def from_preset(
+        cls, source, batch_size=64, vocabulary=None, cache_dir=None
+    ):
+        """An `Embedder` for any model source.
+
+        Args:
+            source: a preset name (`keras-elmo presets`), a folder or
+                `.zip` (AllenNLP / bilm-tf, an NLPL or EMBEDDIA archive, an
+                ELMoForManyLangs folder: the format is detected from the
+                files), an exported SavedModel or TF Serving folder, a
+                `.keras` file, an `http(s)://` or `file://` URL,
+                `hf://owner/repo`, or a pair `(options, weights)`.
+            batch_size: int. Sentences per batch.
+            vocabulary: see the class docstring.
+            cache_dir: str or None. Overrides the download cache folder.
+        """
+        check_positive_int("batch_size", batch_size)
+        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
+        runner = runner_for(resolved, vocabulary=vocabulary)
+        return cls(runner, batch_size, description=resolved.description)
+
+    @property
+    def num_layers(self):
+        """`L + 1`, the layers of `embed(..., layers="all")`."""
+        return self.runner.num_layers
+
+    @property
+    def output_dim(self):
+        """`2P`, the width of every vector."""
+        return self.runner.output_dim
+
+    @property
+    def max_tokens(self):
+        """Tokens kept per sentence (None: no truncation)."""
+        return self.runner.max_tokens
 
     def __call__(self, token_lists):
-        if not token_lists:
-            return []
-        tokens, lengths = _pad(token_lists)
-        return _split(self._layers(tokens).numpy(), lengths)
+        """The runner protocol: token lists (bytes) -> `[L + 1, n, 2P]`."""
+        return self.runner(token_lists)
 
+    def embed(self, sentences, layers="all"):
+        """One float32 array per sentence, in input order.
 
-class SavedModelEmbedder:
-    """Calls the `tokens` signature of an exported SavedModel.
-
-    Sentences longer than the export's `max_tokens` (512 by default) come
-    back truncated to it, as the SavedModel documents.
-
-    Args:
-        path: str. A SavedModel directory written by `export_saved_model`.
-    """
-
-    max_tokens = sig.MAX_TOKENS
-
-    def __init__(self, path):
-        self.path = path
-        self._warned = False
-        self._model = tf.saved_model.load(path)
-        if sig.TOKENS_SIGNATURE not in self._model.signatures:
-            raise ValueError(
-                f"SavedModel {path!r} has no `tokens` signature (found "
-                f"{sorted(self._model.signatures)})."
-            )
-        self._tokens = self._model.signatures[sig.TOKENS_SIGNATURE]
-        outputs = self._tokens.structured_outputs
-        self.lstm_keys = sorted(
-            (k for k in outputs if k.startswith("lstm_outputs")),
-            key=lambda k: int(k[len("lstm_outputs") :]),
+        Args:
+            sentences: a list of sentences, each a list of str tokens (or
+                a str, split on whitespace).
+            layers: `"all"` -> `[L + 1, n, 2P]`, layer 0 first; `"top"` or
+                `"average"` -> `[n, 2P]`.
+        """
+        _check_layers(layers)
+        token_lists = _token_lists(sentences)
+        order = sorted(
+            range(len(token_lists)), key=lambda i: len(token_lists[i])
         )
-        if sig.WORD_EMB not in outputs or not self.lstm_keys:
-            raise ValueError(
-                f"SavedModel {path!r}: the `tokens` signature lacks "
-                "`word_emb` / `lstm_outputs*` outputs."
-            )
-        self.num_layers = len(self.lstm_keys) + 1
-        self.output_dim = int(outputs[self.lstm_keys[0]].shape[-1])
+        out = [None] * len(token_lists)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            vectors = self.runner([token_lists[i] for i in batch])
+            for i, array in zip(batch, vectors):
+                out[i] = select_layers(array, layers)
+        return out
 
-    def __call__(self, token_lists):
-        if not token_lists:
-            return []
-        tokens, lengths = _pad(token_lists)
-        out = self._tokens(
-            tokens=tokens, sequence_len=tf.constant(lengths, tf.int32)
-        )
-        layers = [np.asarray(layer) for layer in elmo_layers(out)]
-        used = out[sig.SEQUENCE_LEN].numpy()
-        if not self._warned and (used < lengths).any():
-            self._warned = True
-            logger.warning(
-                "SavedModel %s keeps %d tokens per sentence; longer lines "
-                "are embedded truncated.",
-                self.path,
-                int(used.max()),
+    def embed_sentence(self, sentence, layers="all"):
+        """`embed([sentence], layers)[0]`."""
+        return self.embed([sentence], layers)[0]
+
+    def sentence_vectors(self, sentences, layers="average", normalize=False):
+        """Masked means over each sentence's tokens.
+
+        Args:
+            sentences: as for `embed`.
+            layers: `"average"` (default) or `"top"` -> `[B, 2P]`;
+                `"all"` -> `[B, L + 1, 2P]`, one mean per layer.
+            normalize: bool. Divide each vector by its L2 norm (a zero
+                vector stays zero).
+
+        Returns:
+            float32 array; an empty sentence gives zeros.
+        """
+        vectors = self.embed(sentences, layers)
+        shape = (self.num_layers,) if layers == "all" else ()
+        shape += (self.output_dim,)
+        means = np.zeros((len(vectors),) + shape, np.float32)
+        for b, array in enumerate(vectors):
+            axis = 1 if layers == "all" else 0
+            if array.shape[axis]:
+                means[b] = array.mean(axis=axis)
+        if normalize:
+            norms = np.linalg.norm(means, axis=-1, keepdims=True)
+            means = np.divide(
+                means, norms, out=np.zeros_like(means), where=norms > 0
             )
-        return _split(np.stack(layers, axis=1), used)
+        return means
+
+    def embed_file(
+        self,
+        input_path,
+        output_path,
+        layers="all",
+        resume=False,
+        force=False,
+        progress=False,
+    ):
+        """Embeds a text file, one sentence per line, into an HDF5 file in
+        the `allennlp elmo` layout (`keras_elmo.export.hdf5_embedding`);
+        returns the number of lines."""
+        return hdf5_embedding.embed_file(
+            self.runner,
+            input_path,
+            output_path,
+            layers=layers,
+            batch_size=self.batch_size,
+            resume=resume,
+            force=force,
+            progress=progress,
+        )
+
+
+def _check_layers(layers):
+    if layers not in LAYER_MODES:
+        raise ValueError(
+            "Received an invalid value for argument `layers`, expected one "
+            f"of {LAYER_MODES}, got {layers!r}."
+        )
+
+
+def _token_lists(sentences):
+    """str tokens -> the UTF-8 bytes the runners take."""
+    if isinstance(sentences, (str, bytes)) or not hasattr(
+        sentences, "__iter__"
+    ):
+        raise TypeError(
+            "Received an invalid value for argument `sentences`, expected a "
+            "list of sentences (each a list of str tokens, or a str), got "
+            f"{type(sentences).__name__}."
+        )
+    token_lists = []
+    for index, sentence in enumerate(sentences):
+        if isinstance(sentence, str):
+            sentence = sentence.split()
+        tokens = []
+        for token in sentence:
+            if isinstance(token, bytes):
+                tokens.append(token)
+            elif isinstance(token, str):
+                tokens.append(token.encode("utf-8", "surrogateescape"))
+            else:
+                raise TypeError(
+                    "Received an invalid value for argument `sentences`, "
+                    "expected str tokens, got a "
+                    f"{type(token).__name__} in sentence {index}."
+                )
+        token_lists.append(tokens)
+    return token_lists

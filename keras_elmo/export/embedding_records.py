@@ -123,7 +123,7 @@ def read_manifest(output_dir):
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"{output_dir!r} has no {MANIFEST}: not the output of a "
-            "finished `keras-elmo embed --runner` run."
+            "finished bulk embedding run (Beam)."
         )
     with open(path, encoding="utf-8") as f:
         manifest = json.load(f)
@@ -161,7 +161,7 @@ def records_to_hdf5(output_dir, hdf5_path, force=False):
 
     if os.path.exists(hdf5_path) and not force:
         raise FileExistsError(
-            f"Output {hdf5_path!r} exists; pass --force to overwrite it."
+            f"Output {hdf5_path!r} exists; pass `force=True` to overwrite it."
         )
     manifest = read_manifest(output_dir)
     offsets, total = {}, 0

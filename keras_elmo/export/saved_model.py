@@ -6,7 +6,6 @@ import os
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
-from keras_elmo.export.serving_layout import is_saved_model
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
@@ -14,6 +13,7 @@ from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.char_ops import tokens_to_char_ids
 from keras_elmo.utils.atomic import atomic_directory
+from keras_elmo.utils.serving_layout import is_saved_model
 from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
@@ -361,7 +361,7 @@ def _check_destination(path, overwrite):
         if overwrite:
             return
         raise FileExistsError(
-            f"A SavedModel exists at {path!r}; pass --force (overwrite=True) "
+            f"A SavedModel exists at {path!r}; pass `overwrite=True` "
             "to replace it."
         )
     raise FileExistsError(

@@ -18,7 +18,7 @@ from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
 from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
-from keras_elmo.presets.sources import resolve_preset
+from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
@@ -287,24 +287,88 @@ class BiLM(keras.Model):
         return bilm
 
     @classmethod
-    def from_preset(cls, name, stateful=False, cache_dir=None, **kwargs):
-        """Loads a pretrained biLM by name, folder, URL or `hf://` handle.
+    def from_preset(
+        cls,
+        source,
+        stateful=False,
+        load_weights=True,
+        cache_dir=None,
+        dtype=None,
+        dropout=0.0,
+        name=None,
+    ):
+        """Loads a pretrained biLM from any model source.
+
+        The source is resolved by `keras_elmo.presets.sources.resolve_model`
+        (the one resolver every entry point uses).
 
         Args:
-            name: str. A shipped preset (`"elmo_small_en"`, offline), a
+            source: a shipped preset (`"elmo_small_en"`, offline), a
                 published one (`keras-elmo presets`; downloaded once into
                 `$KERAS_HOME/keras_elmo/presets`, verified), a folder
-                holding `options.json` + `weights.hdf5`, an `http(s)://`
-                or `file://` URL of such a folder, a pair `(options,
-                weights)` of paths or URLs, or `hf://owner/repo`. See
-                `keras_elmo.presets.sources`.
+                (`options.json` + `weights.hdf5`, or NLPL's `model.hdf5`;
+                an ELMoForManyLangs folder), a `.zip` archive of one, an
+                `http(s)://` or `file://` URL of a folder or `.zip`, a
+                pair `(options, weights)` of paths or URLs,
+                `hf://owner/repo`, or a `.keras` file.
             stateful: bool. See the class docstring.
+            load_weights: bool. False builds the source's architecture with
+                freshly initialised weights (keras-hub's convention).
             cache_dir: str or None. Overrides the download cache folder
                 (default `$KERAS_ELMO_CACHE`, else under `$KERAS_HOME`).
-            **kwargs: passed to the constructor (e.g. `dtype`).
+            dtype: dtype or `keras.DTypePolicy` for every layer.
+            dropout: float. See the constructor.
+            name: str or None. The model's name.
         """
-        options, weights, _ = resolve_preset(name, cache_dir=cache_dir)
-        return cls.from_allennlp(options, weights, stateful=stateful, **kwargs)
+        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
+        return cls.from_resolved(
+            resolved,
+            stateful=stateful,
+            load_weights=load_weights,
+            dtype=dtype,
+            dropout=dropout,
+            name=name,
+        )
+
+    @classmethod
+    def from_resolved(cls, resolved, load_weights=True, **kwargs):
+        """Builds the biLM of a resolved source.
+
+        Args:
+            resolved: a `keras_elmo.presets.model_formats.ResolvedModel`,
+                what `resolve_model` returned.
+            load_weights: bool. See `from_preset`.
+            **kwargs: constructor arguments (`stateful`, `dtype`,
+                `dropout`, `name`).
+        """
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if resolved.format == "allennlp":
+            if not load_weights:
+                config = BiLMConfig.from_options_json(resolved.options)
+                return cls(config, **kwargs)
+            return cls.from_allennlp(
+                resolved.options, resolved.weights, **kwargs
+            )
+        if not load_weights:
+            raise ValueError(
+                "`load_weights=False` needs an options.json model, received "
+                f"the {resolved.format} model {resolved.description}."
+            )
+        if resolved.format == "elmoformanylangs":
+            loader = getattr(cls, "from_elmoformanylangs", None)
+            if loader is None:
+                raise ValueError(
+                    f"{resolved.description} is an ELMoForManyLangs folder; "
+                    "this version of keras_elmo cannot read that format yet."
+                )
+            return loader(resolved.path, **kwargs)
+        if resolved.format == "keras":
+            return _bilm_in_keras_file(cls, resolved.path, kwargs)
+        raise ValueError(
+            f"{resolved.description} is a SavedModel: it serves vectors "
+            "(`keras_elmo.Embedder.from_preset`) but holds no trainable "
+            "BiLM; load the model it was exported from instead."
+        )
 
     @classmethod
     def from_tfhub(cls, module_dir, options=None, return_mix=False, **kwargs):
@@ -336,3 +400,26 @@ class BiLM(keras.Model):
         """
         save_bilm_hdf5(self, weight_file)
         self.config.to_options_json(options_file)
+
+
+def _bilm_in_keras_file(cls, path, kwargs):
+    """The `BiLM` of a `.keras` file holding one, or one `ElmoLayer`'s."""
+    if kwargs.get("stateful"):
+        raise ValueError(
+            "`stateful=True` needs an options.json model, received the "
+            f".keras file {path!r} (its BiLM is loaded as saved)."
+        )
+    model = keras.saving.load_model(path, safe_mode=True)
+    if isinstance(model, cls):
+        return model
+    found = [
+        layer.bilm
+        for layer in getattr(model, "layers", [])
+        if isinstance(getattr(layer, "bilm", None), cls)
+    ]
+    if len(found) == 1:
+        return found[0]
+    raise ValueError(
+        f"{path!r} holds a {type(model).__name__} with {len(found)} "
+        "ElmoLayers; expected a BiLM or exactly one ElmoLayer."
+    )

@@ -152,16 +152,17 @@ class ElmoLayer(keras.layers.Layer):
         self.supports_masking = True
 
     @classmethod
-    def from_preset(cls, name, **kwargs):
+    def from_preset(cls, source, cache_dir=None, **kwargs):
         """An `ElmoLayer` over a pretrained biLM (`BiLM.from_preset`).
 
         Args:
-            name: str. Anything `keras_elmo.BiLM.from_preset` accepts: a
-                shipped or published preset name, a folder, a URL or
-                `hf://owner/repo`.
+            source: anything `keras_elmo.BiLM.from_preset` accepts: a
+                shipped or published preset name, a folder, a `.zip`, a
+                URL or `hf://owner/repo`.
+            cache_dir: str or None. Overrides the download cache folder.
             **kwargs: `ElmoLayer` arguments (`dropout`, ...).
         """
-        return cls(BiLM.from_preset(name), **kwargs)
+        return cls(BiLM.from_preset(source, cache_dir=cache_dir), **kwargs)
 
     @classmethod
     def from_tfhub(cls, module_dir, options=None, **kwargs):

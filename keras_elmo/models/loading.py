@@ -1,12 +1,11 @@
-"""Models from files: a `keras-elmo train` directory or a `.keras` file.
+"""Models from any source, as the commands and the `Embedder` need them.
 
-A trained model directory (`keras_elmo.weights.model_files`) holds the
-biLM as AllenNLP files (`options.json`, `weights.hdf5`), the LM softmax
-(`softmax.hdf5`) and the vocabulary (`vocab.txt`); the file formats are
-read by `keras_elmo.weights`, and this module builds the models on them.
+Every function here resolves its source with
+`keras_elmo.presets.sources.resolve_model` (the one resolver), then
+builds: a `BiLM` or an `ElmoLayer` (`load_bilm_or_elmo_layer`, for
+exports that keep a learned mix), or the language model with its softmax
+and vocabulary (`load_language_model`, for perplexity and substitutes).
 """
-
-import os
 
 import keras
 
@@ -14,43 +13,55 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.models.elmo_layer import ElmoLayer
-from keras_elmo.weights import model_files
+from keras_elmo.presets import sources as model_sources
 from keras_elmo.weights.softmax_hdf5 import load_softmax_hdf5
 
 
-def load_language_model(model_dir, dtype=None):
-    """`(BiLMLanguageModel, Vocabulary)` from a `keras-elmo train` output."""
-    paths = model_files.check_model_dir(
-        model_dir, ("options", "weights", "softmax", "vocabulary")
-    )
-    vocabulary = Vocabulary.load(paths["vocabulary"])
+def load_language_model(source, dtype=None):
+    """`(BiLMLanguageModel, Vocabulary)` of a model that has its softmax
+    (a `keras-elmo train` output, the shipped preset).
+
+    Raises:
+        ValueError: the model has no `softmax.hdf5` or no `vocab.txt`
+            (weight-only models cannot predict words); the message names
+            what is missing.
+    """
+    resolved = model_sources.resolve_model(source)
+    missing = [
+        name
+        for name, path in (
+            ("softmax.hdf5", resolved.softmax),
+            ("vocab.txt", resolved.vocabulary),
+        )
+        if path is None
+    ]
+    if resolved.format != "allennlp" or missing:
+        what = ", ".join(missing) or f"a {resolved.format} model"
+        raise ValueError(
+            f"{resolved.description} has no language-model softmax "
+            f"(missing: {what}); predicting words needs options.json, "
+            "weights.hdf5, softmax.hdf5 and vocab.txt (a keras-elmo train "
+            "output)."
+        )
+    vocabulary = Vocabulary.load(resolved.vocabulary)
     backbone = BiLM.from_allennlp(
-        paths["options"], paths["weights"], dtype=dtype
+        resolved.options, resolved.weights, dtype=dtype
     )
     model = BiLMLanguageModel(backbone, len(vocabulary), dropout=0.0)
-    load_softmax_hdf5(model.softmax, paths["softmax"])
+    load_softmax_hdf5(model.softmax, resolved.softmax)
     return model, vocabulary
 
 
-def load_bilm_or_elmo_layer(path, argument="`--model`"):
-    """A `BiLM` or an `ElmoLayer` from a trained model directory
-    (`options.json` + `weights.hdf5`) or a `.keras` file (a `BiLM`, or a
-    model holding exactly one `ElmoLayer`); errors name `argument`."""
-    if os.path.isdir(path):
-        paths = model_files.check_model_dir(
-            path, ("options", "weights"), argument
-        )
-        return BiLM.from_allennlp(paths["options"], paths["weights"])
-    if path.endswith(".keras") and os.path.isfile(path):
-        return _load_keras_file(path, argument)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{argument} {path!r} does not exist.")
-    raise ValueError(
-        f"{argument} {path!r} is neither a directory nor a .keras file."
-    )
+def load_bilm_or_elmo_layer(source):
+    """`(model, description)`: a `BiLM`, or the `ElmoLayer` of a `.keras`
+    file holding exactly one (so an export keeps its learned mix)."""
+    resolved = model_sources.resolve_model(source)
+    if resolved.format == "keras":
+        return _load_keras_file(resolved.path), resolved.description
+    return BiLM.from_resolved(resolved), resolved.description
 
 
-def _load_keras_file(path, argument):
+def _load_keras_file(path):
     model = keras.saving.load_model(path, safe_mode=True)
     if isinstance(model, BiLM):
         return model
@@ -62,7 +73,6 @@ def _load_keras_file(path, argument):
     if len(layers) == 1:
         return layers[0]
     raise ValueError(
-        f"{argument} {path!r} holds a {type(model).__name__} with "
-        f"{len(layers)} ElmoLayers; expected a BiLM or exactly one "
-        "ElmoLayer."
+        f"{path!r} holds a {type(model).__name__} with {len(layers)} "
+        "ElmoLayers; expected a BiLM or exactly one ElmoLayer."
     )

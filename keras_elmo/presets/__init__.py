@@ -9,6 +9,7 @@ loader casts to float32), plus `softmax.hdf5`, `vocab.txt` and
 import os
 
 PRESETS_DIR = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_PRESET = "elmo_small_en"  # what every entry point loads by default
 
 
 def available_presets():

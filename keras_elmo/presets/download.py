@@ -209,7 +209,7 @@ def _verify_by_hand_files(target, label, expected_options, pins):
         raise PresetDownloadError(
             f"The files in the cache folder {target!r} for {label} fail "
             f"verification: {e}\nReplace them, or delete them (or pass "
-            "force=True / `keras-elmo download --force`) to fetch again."
+            "`force=True`) to fetch again."
         ) from e
     _write_stamp(target)
 

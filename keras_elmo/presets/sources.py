@@ -1,60 +1,87 @@
-"""Resolves what `BiLM.from_preset` accepts to an options + weights pair.
+"""The one resolver: any model source -> local files and their format.
 
-Accepted, in the order tried:
+`resolve_model(source)` is what `BiLM.from_preset`, `ElmoLayer.from_preset`,
+`keras_elmo.Embedder.from_preset`, every `keras-elmo` command and the Beam
+handler call to answer "which model?". Accepted, in the order tried:
 
+- a pair `(options, weights)` of local paths or URLs;
 - a shipped preset (`elmo_small_en`), offline;
 - a published name (`keras-elmo presets`), an AllenNLP spelling of one, or
   a deprecated name (warns): downloaded once into the cache;
+- a published archive's name (`efml_zh`, ...:
+  `keras_elmo.presets.published_archives`): downloaded once as
+  `CACHE/<name>.zip`, unpacked;
 - `hf://owner/repo[/folder]`: `options.json` + `weights.hdf5` through
   `huggingface_hub` (the optional extra `keras-elmo[hf]`);
-- an `http(s)://` or `file://` URL of a folder holding `options.json` +
-  `weights.hdf5`, or a pair `(options_url, weights_url)`: downloaded once
-  into the cache under `url-<digest>`;
-- a local folder holding `options.json` + `weights.hdf5`, or a pair of
-  local paths.
+- an `http(s)://` or `file://` URL of a `.zip` archive (NLPL, EMBEDDIA),
+  downloaded once into the cache (`archive-<digest of the URL>`) and
+  unpacked (`keras_elmo.presets.archives`); or of a folder holding
+  `options.json` + `weights.hdf5` (cached under `url-<digest>`). URL
+  caches are keyed by the URL and treated as immutable: pass `force=True`
+  to fetch again;
+- a remote SavedModel URI that TensorFlow reads (`gs://`, `s3://`,
+  `hdfs://`);
+- a local `.zip` archive (unpacked into the cache, keyed by its content);
+- a local folder or `.keras` file, whose format
+  `keras_elmo.presets.model_formats.detect_model` tells from the files.
 
 The architecture names of `BiLMConfig.from_preset` ("tiny", "small",
-"medium", "original") are not weights; they get an error that says so.
+"medium", "original") are not weights; they get an error that says how to
+build one with random weights. A mistyped name gets a "did you mean".
 """
 
+import difflib
 import hashlib
 import os
+import shutil
+import tempfile
 
+from keras_elmo.presets import archives
 from keras_elmo.presets import download
 from keras_elmo.presets import published
+from keras_elmo.presets import published_archives
+from keras_elmo.presets.model_formats import ResolvedModel
+from keras_elmo.presets.model_formats import allennlp_files
+from keras_elmo.presets.model_formats import detect_model
 
 URL_SCHEMES = ("http://", "https://", "file://")
 
 
-def resolve_preset(source, cache_dir=None, force=False):
-    """`(options_path, weights_path, description)` for a model source.
+def resolve_model(source, cache_dir=None, force=False):
+    """The `ResolvedModel` (format, local files, description) of `source`.
 
     Args:
-        source: str or a pair of str (see the module docstring).
+        source: str, `os.PathLike` or a pair of str (see the module
+            docstring); a `ResolvedModel` is returned as it is.
         cache_dir: str or None. Overrides the download cache folder.
         force: bool. Download again even when cached.
 
     Raises:
-        ValueError: an unknown name (the message lists the choices).
-        FileNotFoundError: a local folder without the two files.
+        TypeError: `source` is not a str, a path or a pair.
+        ValueError: an unknown name (the message lists the choices and the
+            closest names), or a folder of no known format (the message
+            lists its files).
+        FileNotFoundError: a local path that does not exist.
         ImportError: `hf://` without `huggingface_hub`.
         keras_elmo.presets.download.PresetDownloadError: a failed download.
+        keras_elmo.presets.archives.UnsafeArchiveError: a refused `.zip`.
     """
     from keras_elmo.presets import available_presets
     from keras_elmo.presets import preset_dir
 
+    if isinstance(source, ResolvedModel):
+        return source
     if isinstance(source, (list, tuple)):
         return _pair(source, cache_dir, force)
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(
-            "Received an invalid value for argument `name`, expected a "
-            "preset name, a folder, a URL or hf://owner/repo, got "
+            "Received an invalid value for argument `source`, expected a "
+            "preset name, a folder, a .zip, a URL or hf://owner/repo, got "
             f"{type(source).__name__}."
         )
     source = os.fspath(source)
     if source in available_presets():
-        path = preset_dir(source)
-        return _in(path) + (f"shipped preset {source}",)
+        return detect_model(preset_dir(source), f"shipped preset {source}")
     model = published.find_published(source)
     if model is not None:
         folder = download.fetch_model_files(
@@ -68,10 +95,23 @@ def resolve_preset(source, cache_dir=None, force=False):
             cache_dir=cache_dir,
             force=force,
         )
-        return _in(folder) + (f"published preset {model.name}",)
+        return detect_model(folder, f"published preset {model.name}")
+    archive = published_archives.find_archive(source)
+    if archive is not None:
+        path = _fetch_archive(
+            archive.urls(), cache_dir, force, archive.name, archive.sha256
+        )
+        label = f"published archive {archive.name}"
+        folder = archives.unpack_zip(path, cache_dir, label)
+        return detect_model(folder, label)
     if source.startswith("hf://"):
         return _from_hugging_face(source)
     if source.startswith(URL_SCHEMES):
+        if _is_zip_name(source):
+            key = "archive-" + hashlib.sha256(source.encode()).hexdigest()[:20]
+            path = _fetch_archive((source,), cache_dir, force, key)
+            folder = archives.unpack_zip(path, cache_dir, f"archive {source}")
+            return detect_model(folder, f"archive {source}")
         base = source.rstrip("/") + "/"
         return _pair(
             (base + download.OPTIONS, base + download.WEIGHTS),
@@ -79,16 +119,74 @@ def resolve_preset(source, cache_dir=None, force=False):
             force,
             description=f"model at {source}",
         )
-    if os.path.isdir(source):
-        options, weights = _in(source)
-        for path in (options, weights):
-            if not os.path.exists(path):
-                raise FileNotFoundError(
-                    f"Model folder {source!r} has no {os.path.basename(path)}"
-                    " (expected options.json + weights.hdf5)."
-                )
-        return options, weights, f"model folder {source}"
+    if "://" in source:  # gs://, s3://, hdfs://: TensorFlow reads these
+        return ResolvedModel("saved_model", source, f"SavedModel {source}")
+    if os.path.isfile(source) and _is_zip_name(source):
+        folder = archives.unpack_zip(source, cache_dir)
+        return detect_model(folder, f"archive {source}")
+    if os.path.exists(source):
+        return detect_model(source, f"model folder {source}")
+    if os.sep in source or "/" in source or source.endswith((".zip", ".keras")):
+        raise FileNotFoundError(
+            f"Model path {source!r} does not exist (expected a model "
+            "folder, a .zip archive or a .keras file)."
+        )
     _unknown(source, available_presets())
+
+
+def resolve_preset(source, cache_dir=None, force=False):
+    """`(options_path, weights_path, description)` of an AllenNLP-format
+    source (see `resolve_model`); other formats raise a `ValueError`."""
+    resolved = resolve_model(source, cache_dir=cache_dir, force=force)
+    if resolved.format != "allennlp":
+        raise ValueError(
+            f"{resolved.description} is a {resolved.format} model, not an "
+            "options.json + weights.hdf5 pair."
+        )
+    return resolved.options, resolved.weights, resolved.description
+
+
+def _is_zip_name(source):
+    return source.split("?", 1)[0].lower().endswith(".zip")
+
+
+def _fetch_archive(urls, cache_dir, force, key, sha256=None):
+    """The cached copy `CACHE/<key>.zip` of the archive at the first of
+    `urls` that answers, downloaded through `keras.utils.get_file` (its
+    progress bar, its sha256 check when `sha256` is pinned) into a private
+    folder and renamed into place."""
+    import keras
+
+    root = download.cache_root(cache_dir)
+    target = os.path.join(root, key + ".zip")
+    if os.path.isfile(target) and not force:
+        return target
+    os.makedirs(root, exist_ok=True)
+    failures = []
+    for url in urls:
+        staging = tempfile.mkdtemp(prefix=download.PARTIAL_PREFIX, dir=root)
+        try:
+            keras.utils.get_file(
+                fname="archive.zip",
+                origin=url,
+                file_hash=sha256,
+                hash_algorithm="sha256",
+                cache_dir=staging,
+                cache_subdir="",
+                force_download=True,
+            )
+            os.replace(os.path.join(staging, "archive.zip"), target)
+            return target
+        except Exception as e:  # noqa: BLE001 (urllib, Keras)
+            failures.append(f"  {url}\n    -> {type(e).__name__}: {e}")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    raise download.PresetDownloadError(
+        "Could not fetch the archive. URLs tried:\n"
+        + "\n".join(failures)
+        + f"\nWithout network, download it elsewhere and place it as "
+        f"{target} (or pass its local path)."
+    )
 
 
 def _in(folder):
@@ -101,12 +199,17 @@ def _in(folder):
 def _pair(pair, cache_dir, force, description=None):
     if len(pair) != 2 or not all(isinstance(p, str) for p in pair):
         raise ValueError(
-            "Received an invalid value for argument `name`, expected a pair "
+            "Received an invalid value for argument `source`, expected a pair "
             f"(options, weights) of paths or URLs, got {pair!r:.200}."
         )
     options, weights = pair
     if not options.startswith(URL_SCHEMES):
-        return options, weights, description or f"weights {weights}"
+        for path in pair:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"Model file {path!r} not found.")
+        return allennlp_files(
+            options, weights, description or f"weights {weights}"
+        )
     key = "url-" + hashlib.sha256(f"{options}\n{weights}".encode()).hexdigest()
     folder = download.fetch_model_files(
         key[:20],
@@ -116,7 +219,8 @@ def _pair(pair, cache_dir, force, description=None):
         cache_dir=cache_dir,
         force=force,
     )
-    return _in(folder) + (description or f"model at {weights}",)
+    description = description or f"model at {weights}"
+    return allennlp_files(*_in(folder), description)
 
 
 def _from_hugging_face(source):
@@ -130,7 +234,7 @@ def _from_hugging_face(source):
     parts = source[len("hf://") :].strip("/").split("/")
     if len(parts) < 2 or not all(parts):
         raise ValueError(
-            "Received an invalid value for argument `name`, expected "
+            "Received an invalid value for argument `source`, expected "
             f"hf://owner/repo[/folder], got {source!r}."
         )
     repo_id, folder = "/".join(parts[:2]), "/".join(parts[2:]) or None
@@ -140,24 +244,34 @@ def _from_hugging_face(source):
         )
         for name in (download.OPTIONS, download.WEIGHTS)
     ]
-    return paths[0], paths[1], f"Hugging Face {source}"
+    return allennlp_files(paths[0], paths[1], f"Hugging Face {source}")
 
 
 def _unknown(source, shipped):
     from keras_elmo.config import PRESETS as ARCHITECTURES
 
+    names = sorted(shipped) + sorted(published.PUBLISHED_PRESETS)
+    names += sorted(published_archives.PUBLISHED_ARCHIVES)
     if source in ARCHITECTURES:
+        twin = published.ARCHITECTURE_TWINS.get(source)
+        hint = f" AllenNLP's trained {source!r} is {twin!r}." if twin else ""
         raise ValueError(
             f"{source!r} is an architecture, not a trained model: "
             f"`keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset({source!r}))`"
-            " builds it with random weights. Trained models by name: "
-            f"{sorted(shipped) + sorted(published.PUBLISHED_PRESETS)} "
-            "(`keras-elmo presets`)."
+            f" builds it with random weights.{hint} Trained models by name: "
+            f"{names} (`keras-elmo presets`)."
         )
+    close = difflib.get_close_matches(
+        source, names + sorted(published.ALIASES), n=3, cutoff=0.6
+    )
+    suggestion = (
+        f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    )
     raise ValueError(
-        "Received an invalid value for argument `name`, expected a shipped "
-        f"preset {sorted(shipped)}, a published preset "
-        f"{sorted(published.PUBLISHED_PRESETS)}, a folder holding "
-        "options.json + weights.hdf5, an http(s):// or file:// URL, or "
-        f"hf://owner/repo; got {source!r} (no such preset or folder)."
+        "Received an invalid value for argument `source`, expected a "
+        f"shipped preset {sorted(shipped)}, a published preset "
+        f"{sorted(published.PUBLISHED_PRESETS)} or archive (efml_<language>: "
+        "`keras-elmo presets`), a model folder, a .zip "
+        "archive, an http(s):// or file:// URL, or hf://owner/repo; got "
+        f"{source!r} (no such preset or path).{suggestion}"
     )

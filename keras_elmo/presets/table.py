@@ -4,6 +4,7 @@ import os
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.presets import published
+from keras_elmo.presets import published_archives
 
 
 def _millions(count):
@@ -61,5 +62,11 @@ def presets_table():
             f"{model.licence} | {_pin(model.options_sha256)} / "
             f"{_pin(model.weights_sha256)} | [options]({options_url}), "
             f"[weights]({weights_url}) |"
+        )
+    for archive in published_archives.PUBLISHED_ARCHIVES.values():
+        rows.append(
+            f"| `{archive.name}` | {archive.language}, {archive.format} | ? "
+            f"| {archive.training_data} | {archive.licence} | "
+            f"{_pin(archive.sha256)} | [zip]({archive.urls()[0]}) |"
         )
     return "\n".join(rows) + "\n"

@@ -1,10 +1,12 @@
 """`TrainingConfig`: every training setting, declared, defaulted and
 checked once.
 
-Each field carries its help text and its `keras-elmo train` flag in its
+Each field carries its help text and its argparse options in its
 metadata (`setting(...)`); `keras_elmo.cli.train` builds its argument
-parser from these fields, so a setting exists in one place. Errors name
-both the field and its flag.
+parser from these fields (the flag is the field's name, or the CLI's own
+alias), so a setting exists in one place. Help texts and errors name
+other settings by their field names in backticks, which the command line
+shows as its flags.
 """
 
 import dataclasses
@@ -37,18 +39,14 @@ RECIPES = {
         lr_schedule="epoch",
     ),
 }
-FROM_RECIPE = "default: from --recipe"
+FROM_RECIPE = "default: from `recipe`"
 
 
-def setting(default=dataclasses.MISSING, help="", flag=None, **argparse):
-    """A dataclass field with its CLI flag, help text and argparse options
+def setting(default=dataclasses.MISSING, help="", **argparse):
+    """A dataclass field with its help text and argparse options
     (`choices`, `nargs`, `action`, `type`, `metavar`)."""
-    metadata = {"help": help, "flag": flag, "argparse": argparse}
+    metadata = {"help": help, "argparse": argparse}
     return dataclasses.field(default=default, metadata=metadata)
-
-
-def flag_of(field):
-    return field.metadata.get("flag") or "--" + field.name.replace("_", "-")
 
 
 def comma_separated_ints(text):
@@ -66,16 +64,15 @@ class TrainingConfig:
     uninterrupted one would. Under `"plateau"` the rate is decided from
     validation perplexity by `validation_rules.ValidationRules` and
     checkpointed. Every field's meaning is its `help` metadata, which is
-    also the flag's `--help` text.
+    also the command line's help text.
     """
 
     train: str = setting(help="Training files glob (sentence per line).")
     vocab: str = setting(help="bilm-tf vocabulary file.")
-    out_dir: str = setting(help="Output directory.", flag="--out")
+    out_dir: str = setting(help="Output directory.")
     model: str = setting(
         "small",
         "Preset (tiny, small, medium, original) or options.json.",
-        flag="--config",
     )
     valid: str = setting(None, "Validation files glob (perplexity per epoch).")
     epochs: int = setting(1, "Passes over the training data.")
@@ -83,9 +80,9 @@ class TrainingConfig:
         "default",
         "Defaults for the optimizer, learning rate, dropout, sampled "
         "softmax, batch size and schedule. default: Adam 2e-3, dropout "
-        "0.1, full softmax, batch 64, plateau decay with --valid; bilm-tf: "
+        "0.1, full softmax, batch 64, plateau decay with `valid`; bilm-tf: "
         "Adagrad 0.2, dropout 0.1, 8192 sampled negatives, batch 128, "
-        "constant rate (billion-word runs). Explicit flags override it.",
+        "constant rate (billion-word runs). Explicit settings override it.",
         choices=sorted(RECIPES),
     )
     batch_size: int = setting(None, f"Global, in sentences ({FROM_RECIPE}).")
@@ -97,16 +94,16 @@ class TrainingConfig:
     learning_rate: float = setting(None, f"First rate ({FROM_RECIPE}).")
     lr_schedule: str = setting(
         None,
-        "epoch: --lr-decay from --lr-decay-start on; plateau: multiply by "
-        "--plateau-factor after an epoch whose validation perplexity gains "
-        "less than --plateau-threshold over the best; auto: plateau with "
-        "--valid and no --lr-decay, else epoch "
+        "epoch: `lr_decay` from `lr_decay_start` on; plateau: multiply by "
+        "`plateau_factor` after an epoch whose validation perplexity gains "
+        "less than `plateau_threshold` over the best; auto: plateau with "
+        "`valid` and no `lr_decay`, else epoch "
         f"({FROM_RECIPE}).",
         choices=["auto", "epoch", "plateau"],
     )
     lr_decay: float = setting(
         1.0,
-        "Multiply the rate by this once per epoch from --lr-decay-start on "
+        "Multiply the rate by this once per epoch from `lr_decay_start` on "
         "(1.0: constant).",
     )
     lr_decay_start: int = setting(
@@ -119,10 +116,10 @@ class TrainingConfig:
     early_stopping_patience: int = setting(
         None,
         "Stop after this many epochs in a row that gain less than "
-        "--early-stopping-min-delta (relative) in validation perplexity.",
+        "`early_stopping_min_delta` (relative) in validation perplexity.",
     )
     early_stopping_min_delta: float = setting(
-        0.001, "See --early-stopping-patience."
+        0.001, "See `early_stopping_patience`."
     )
     clip_norm: float = setting(10.0, "Global gradient-norm clip (bilm-tf: 10).")
     dropout: float = setting(
@@ -167,9 +164,7 @@ class TrainingConfig:
         "the latest source.",
     )
     log_every: int = setting(50, "Steps between TensorBoard summaries.")
-    verbose: bool = setting(
-        True, "No progress bar.", flag="--quiet", action="store_false"
-    )
+    verbose: bool = setting(True, "No progress bar.", action="store_false")
 
     def learning_rate_at(self, epoch):
         """The learning rate of 0-based `epoch` under the epoch schedule."""
@@ -191,9 +186,8 @@ class TrainingConfig:
         self._check()
 
     def _invalid(self, name, expected):
-        flag = flag_of(self.__dataclass_fields__[name])
         raise ValueError(
-            f"Received an invalid value for `{name}` (`{flag}`), expected "
+            f"Received an invalid value for `{name}`, expected "
             f"{expected}, got {getattr(self, name)!r}."
         )
 
@@ -247,6 +241,6 @@ class TrainingConfig:
         if decides and not self.valid:
             raise ValueError(
                 "`lr_schedule='plateau'` and `early_stopping_patience` decide "
-                "from validation perplexity: pass `valid` (`--valid`), got "
+                "from validation perplexity: pass `valid`, got "
                 f"{self.valid!r}."
             )

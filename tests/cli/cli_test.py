@@ -9,7 +9,7 @@ from keras_elmo.cli.main import main
 
 
 def test_demo_says_when_weights_are_random(capsys):
-    assert main(["demo", "--preset", "tiny", "one two", "two one"]) == 0
+    assert main(["demo", "--random-weights", "tiny", "one two", "two one"]) == 0
     out = capsys.readouterr().out
     assert "RANDOMLY INITIALISED 'tiny'" in out
     assert "lstm_outputs2: (2, 2, 32) float32" in out

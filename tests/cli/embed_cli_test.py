@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import embed as embed_cli
 from keras_elmo.cli.main import main
+from keras_elmo.export import hdf5_embedding as embed_cli
 
 LINES = [
     "The cat sat on the mat .",
@@ -115,11 +115,11 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
     real_embed_chunk = embed_cli._embed_chunk
     embedded = []
 
-    def interrupted(embedder, args, todo, out):
+    def interrupted(embedder, todo, mode, batch_size, out):
         if len(embedded) >= 4:
             raise KeyboardInterrupt
         embedded.extend(index for index, _ in todo)
-        real_embed_chunk(embedder, args, todo, out)
+        real_embed_chunk(embedder, todo, mode, batch_size, out)
 
     monkeypatch.setattr(embed_cli, "_embed_chunk", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -139,7 +139,7 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(
         embed_cli,
         "_embed_chunk",
-        lambda *a: (embedded.extend(i for i, _ in a[2]), real_embed_chunk(*a)),
+        lambda *a: (embedded.extend(i for i, _ in a[1]), real_embed_chunk(*a)),
     )
     assert embed(options, weights, src, dst, "--resume") == 0
     assert sorted(embedded) == [3] + list(range(4, len(LINES)))
@@ -189,9 +189,12 @@ def test_saved_model_and_default_model(reference, tmp_path, capsys):
                     f[str(i)][()], expected[line][-1], atol=1e-5
                 )
 
-    # A random architecture preset works, loudly.
+    # Random weights are an explicit choice, and loud.
     dst = str(tmp_path / "random.hdf5")
-    assert main(["embed", src, dst, "--average", "--preset", "tiny"]) == 0
+    assert main(["embed", src, dst, "--average", "--preset", "tiny"]) == 2
+    assert "--random-weights tiny" in capsys.readouterr().err
+    argv = ["embed", src, dst, "--average", "--random-weights", "tiny"]
+    assert main(argv) == 0
     err = capsys.readouterr().err
     assert "WARNING: no trained model given" in err and "RANDOMLY" in err
     with h5py.File(dst, "r") as f:

@@ -53,16 +53,16 @@ def test_model_sources(reference_weights, tmp_path, capsys):
     run_dir.mkdir()
     shutil.copy(options, run_dir / "options.json")
     shutil.copy(weights, run_dir / "weights.hdf5")
-    bilm, description = model_args.load_bilm_source(
-        _args("--model", str(run_dir))
-    )
+    bilm, description = model_args.load_model(_args("--model", str(run_dir)))
     reference = keras_elmo.BiLM.from_allennlp(options, weights)
     for a, b in zip(bilm.weights, reference.weights):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert description == f"model {run_dir}"
+    assert description == f"model folder {run_dir}"
 
-    # A random architecture preset, with a loud warning.
-    _, description = model_args.load_bilm_source(_args("--preset", "tiny"))
+    # Random weights: an explicit choice, with a loud warning.
+    with pytest.raises(ValueError, match="--random-weights tiny"):
+        model_args.load_model(_args("--preset", "tiny"))
+    _, description = model_args.load_model(_args("--random-weights", "tiny"))
     err = capsys.readouterr().err
     assert "WARNING: no trained model given" in err
     assert "RANDOMLY INITIALISED 'tiny'" in err
@@ -78,7 +78,7 @@ def test_export_errors_are_clear(reference_weights, tmp_path, capsys):
     (keep / "notes.txt").write_text("mine")
     cases = [
         (["--model", str(tmp_path / "missing")], "does not exist"),
-        (["--model", str(empty)], "not a trained model directory"),
+        (["--model", str(empty)], "matches no known format"),
         (
             ["--model", str(empty), "--options", options, "--weights", weights],
             "received both",
@@ -90,7 +90,8 @@ def test_export_errors_are_clear(reference_weights, tmp_path, capsys):
         out = str(tmp_path / "out")
         assert main(["export", *argv, "--out", out]) == 2, argv
         assert message in capsys.readouterr().err, argv
-    assert main(["export", "--preset", "tiny", "--out", str(keep)]) == 2
+    argv = ["export", "--random-weights", "tiny", "--out", str(keep)]
+    assert main(argv) == 2
     assert "exists; pass --force" in capsys.readouterr().err
     assert (keep / "notes.txt").read_text() == "mine"
 

@@ -100,7 +100,7 @@ def test_export_refuses_to_replace_what_it_should_not(tmp_path):
     fake = tmp_path / "model"
     fake.mkdir()
     (fake / "saved_model.pb").write_bytes(b"old")
-    with pytest.raises(FileExistsError, match="pass --force"):
+    with pytest.raises(FileExistsError, match="pass `overwrite=True`"):
         export_saved_model(bilm, str(fake), overwrite=False)
     assert (fake / "saved_model.pb").read_bytes() == b"old"
 

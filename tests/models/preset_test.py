@@ -37,3 +37,39 @@ def test_elmo_small_en_is_shipped_and_loads():
 def test_unknown_preset_names_the_choices():
     with pytest.raises(ValueError, match="elmo_small_en.*got 'elmo_huge'"):
         keras_elmo.BiLM.from_preset("elmo_huge")
+
+
+def test_from_preset_refuses_unknown_keywords():
+    with pytest.raises(TypeError, match="bogus_kw"):
+        keras_elmo.BiLM.from_preset("elmo_small_en", bogus_kw=1)
+
+
+def test_from_preset_without_weights_builds_the_architecture():
+    import keras
+
+    keras.utils.set_random_seed(3)
+    fresh = keras_elmo.BiLM.from_preset("elmo_small_en", load_weights=False)
+    trained = keras_elmo.BiLM.from_preset("elmo_small_en")
+    assert fresh.config == trained.config
+    assert [w.shape for w in fresh.weights] == [
+        w.shape for w in trained.weights
+    ]
+    differ = [
+        not np.array_equal(np.asarray(a), np.asarray(b))
+        for a, b in zip(fresh.weights, trained.weights)
+    ]
+    assert any(differ)
+
+
+def test_embed_refuses_a_directory_output_before_any_work(tmp_path, capsys):
+    from keras_elmo.cli.main import main
+
+    src = tmp_path / "s.txt"
+    src.write_text("a b\n", encoding="utf-8")
+    out = tmp_path / "DIR"
+    out.mkdir()
+    assert main(["embed", str(src), str(out), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "Embedding" not in err
+    assert not (tmp_path / "DIR.partial").exists()
+    assert list(out.iterdir()) == []

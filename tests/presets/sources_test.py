@@ -147,17 +147,12 @@ def test_cli_download_offline_error_exit_code(cache, capsys, monkeypatch):
     assert str(cache / "elmo_2x1024_en" / "weights.hdf5") in err
 
 
-def test_cli_architecture_preset_names_the_published_weights():
-    import argparse
-
-    from keras_elmo.cli.model_args import load_bilm
-
-    args = argparse.Namespace(
-        options=None, weights=None, preset="small", seed=0
-    )
-    bilm, description = load_bilm(args)
-    assert bilm.config == keras_elmo.BiLMConfig.from_preset("small")
-    assert description.startswith("RANDOMLY INITIALISED 'small'")
-    assert (
-        "AllenNLP's trained 'small' is --preset elmo_2x1024_en" in description
-    )
+def test_cli_architecture_preset_names_the_published_weights(capsys):
+    assert main(["demo", "--preset", "small", "a b"]) == 2
+    err = capsys.readouterr().err
+    assert "'small' is an architecture, not a trained model" in err
+    assert "--random-weights small" in err
+    assert "AllenNLP's trained 'small' is --preset elmo_2x1024_en" in err
+    assert main(["demo", "--random-weights", "small", "a b"]) == 0
+    out = capsys.readouterr().out
+    assert "RANDOMLY INITIALISED 'small'" in out

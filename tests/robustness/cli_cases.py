@@ -128,7 +128,7 @@ CHAR_IDS_SHAPE = "char ids: ({}, {}, 50)"
 
 def demo_shapes(sentence, rows, steps):
     def run(fx):
-        code, out, err = fx("cli")("demo", "--preset", "tiny", sentence)
+        code, out, err = fx("cli")("demo", "--random-weights", "tiny", sentence)
         assert code == 0, err
         assert CHAR_IDS_SHAPE.format(rows, steps) in out
         assert f"lstm_outputs2: ({rows}, {steps}, 32) float32" in out
@@ -533,8 +533,8 @@ CASES = number(
             CommandFailed,
             [
                 "`--model`",
-                "options.json is missing",
-                "expected options.json, weights.hdf5",
+                "matches no known format",
+                "options.json + weights.hdf5",
             ],
             failing(
                 "evaluate",

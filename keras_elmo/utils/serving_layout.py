@@ -27,5 +27,5 @@ def version_dir(base_dir, version):
     itself when `version` is None."""
     if version is None:
         return base_dir
-    check_positive_int("--version", version)
+    check_positive_int("version", version)
     return os.path.join(base_dir, str(version))
