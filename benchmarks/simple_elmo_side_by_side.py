@@ -6,7 +6,7 @@
         [--rounds 3] [--batch-size 64] [--threads 2]
         [--out benchmarks/results/simple_elmo_side_by_side.json]
 
-Three worker processes load the SAME `original` weights (seeded random
+Four worker processes load the SAME `original` weights (seeded random
 weights in the published format, from `shared/ref/make_weights.py`,
 generated into `/tmp/elmo_ref/w` when missing) and the same sentences
 (`benchmarks/real_text.py`: the file's first `--lines` lines of >= 3
@@ -16,10 +16,12 @@ tokens cut at 64, natural lengths, file order, batches of
 - `simple_elmo`: its `ElmoModel.get_elmo_vectors(layers="all")` in its
   side venv (`tools/simple_elmo_ref/run_simple_elmo.py bench`), one
   session for all rounds (its external-session path);
-- `keras_elmo/stateless`: the default, `BiLMEmbedder` (string tokens in,
-  one `[L + 1, n, 2P]` array per sentence out);
-- `keras_elmo/stateful`: the opt-in warm-up that reproduces simple_elmo
-  (`keras_elmo.models.bilm_warmup.embed_with_warmup`).
+- `keras_elmo/stateless`: the default, `keras_elmo.Embedder.embed` on
+  each batch in file order (simple_elmo's batches);
+- `keras_elmo/stateless-sorted`: the default on all the sentences at
+  once, which sorts them by length into its batches;
+- `keras_elmo/stateful`: `Embedder(..., warmup=True)`, the opt-in
+  warm-up that reproduces simple_elmo.
 
 After one untimed batch each, every round times one pass of each worker
 over all the sentences, the workers taking turns, with the 1-minute load
@@ -51,7 +53,12 @@ SIDE_PYTHON = os.path.expanduser(
     "~/.cache/keras_elmo_side/simple_elmo/bin/python"
 )
 SHARED_REF = os.path.join(REPO, "..", "shared", "ref")
-WORKERS = ("simple_elmo", "keras_elmo/stateless", "keras_elmo/stateful")
+WORKERS = (
+    "simple_elmo",
+    "keras_elmo/stateless",
+    "keras_elmo/stateless-sorted",
+    "keras_elmo/stateful",
+)
 TARGET = 3.0  # keras_elmo stateless tokens/s over simple_elmo's (issue 33)
 
 
@@ -136,7 +143,7 @@ def start_workers(args, options, weights, sentences_path, tmp):
             + common,
         )
     }
-    for mode in ("stateless", "stateful"):
+    for mode in ("stateless", "stateless-sorted", "stateful"):
         workers[f"keras_elmo/{mode}"] = Worker(
             f"keras_elmo/{mode}",
             [
@@ -276,6 +283,9 @@ def main(argv=None):
             outputs["keras_elmo/stateful"], reference
         ),
         "stateless": agreement(outputs["keras_elmo/stateless"], reference),
+        "stateless, sorted batches": agreement(
+            outputs["keras_elmo/stateless-sorted"], reference
+        ),
     }
     medians, ratios = summarise(rounds, list(WORKERS))
     record["summary"] = {"tokens_per_s_median": medians, "ratios": ratios}

@@ -1,6 +1,7 @@
 """The keras_elmo worker of `benchmarks/simple_elmo_side_by_side.py`.
 
-    python benchmarks/simple_elmo_worker.py --mode stateless|stateful
+    python benchmarks/simple_elmo_worker.py
+        --mode stateless|stateless-sorted|stateful
         --options O.json --weights W.hdf5 --sentences S.json
         [--batch-size 64] [--threads 2]
 
@@ -15,12 +16,17 @@ then for each stdin line
   (sentences concatenated in order) to PATH (.npy);
 - `quit`: answers the peak RSS and exits.
 
-Modes: `stateless` is keras_elmo's default, `BiLMEmbedder(bilm)` (the
-engine of `keras-elmo embed`: string tokens in, one `[L + 1, n, 2P]`
-array per sentence out, a `tf.function` traced once); `stateful` is the
-opt-in warm-up of `keras_elmo.models.bilm_warmup.embed_with_warmup`
-(reset, the first batch once, then every batch carrying states, eager),
-which reproduces simple_elmo.
+Modes, all through `keras_elmo.Embedder(bilm, batch_size=...)` (string
+tokens in, one `[L + 1, n, 2P]` array per sentence out, a `tf.function`
+traced once):
+
+- `stateless`: the default, `embed(batch)` for each batch in file order
+  (the batches simple_elmo runs);
+- `stateless-sorted`: the default, `embed(sentences)` at once, which
+  sorts the sentences by length into its batches (less padding);
+- `stateful`: `Embedder(..., warmup=True).embed(sentences)`, the opt-in
+  warm-up that reproduces simple_elmo (reset, the first batch once, then
+  every batch in order carrying states, eager calls).
 """
 
 import argparse
@@ -40,7 +46,9 @@ def _reply(payload):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", choices=("stateless", "stateful"))
+    parser.add_argument(
+        "--mode", choices=("stateless", "stateless-sorted", "stateful")
+    )
     parser.add_argument("--options", required=True)
     parser.add_argument("--weights", required=True)
     parser.add_argument("--sentences", required=True)
@@ -54,8 +62,6 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     import keras_elmo
-    from keras_elmo.export.embedder import BiLMEmbedder
-    from keras_elmo.models import bilm_warmup
 
     with open(args.sentences, encoding="utf-8") as f:
         sentences = json.load(f)
@@ -66,19 +72,15 @@ def main(argv=None):
     ]
     start = time.perf_counter()
     bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
-    if args.mode == "stateless":
-        embedder = BiLMEmbedder(bilm)
+    warmup = True if args.mode == "stateful" else None
+    embedder = keras_elmo.Embedder(
+        bilm, batch_size=args.batch_size, warmup=warmup
+    )
 
-        def embed(batch_list):
-            return [v for batch in batch_list for v in embedder(batch)]
-    else:
-        bilm = bilm_warmup.stateful_copy(bilm)
-
-        def embed(batch_list):
-            flat = [s for batch in batch_list for s in batch]
-            return bilm_warmup.embed_with_warmup(
-                bilm, flat, batch_size=args.batch_size
-            )
+    def embed(batch_list):
+        if args.mode == "stateless":
+            return [v for batch in batch_list for v in embedder.embed(batch)]
+        return embedder.embed([s for batch in batch_list for s in batch])
 
     _reply({"ready": True, "load_s": time.perf_counter() - start})
     for line in sys.stdin:

@@ -76,11 +76,6 @@ def reference():
     return np.load(fixture.path("vectors_b32.npz"), allow_pickle=False)
 
 
-def _real(array, lengths):
-    """`[N, ..., T, D]` -> the real-token rows of each sentence."""
-    return [array[b, ..., :n, :] for b, n in enumerate(lengths)]
-
-
 def test_every_row_has_a_cell_and_none_was_dropped():
     rows = migration_rows()
     assert len(rows) == 11
@@ -88,36 +83,34 @@ def test_every_row_has_a_cell_and_none_was_dropped():
 
 
 def test_load(namespace):
-    assert isinstance(namespace["bilm"], keras_elmo.BiLM)
-    assert not namespace["bilm"].stateful
+    assert isinstance(namespace["emb"], keras_elmo.Embedder)
+    assert namespace["emb"].warmup is None
+
+
+def _lengths(namespace):
+    return [len(s) for s in namespace["sentences"]]
 
 
 def test_vectors_top_and_average(namespace):
     """One batch with no warm-up is where simple_elmo starts from zero
     states: there the stateless default equals it."""
-    lengths = [len(s) for s in namespace["sentences"]]
     theirs = reference()["vectors_all_no_warmup"]
     vectors = namespace["vectors"]
-    assert vectors.shape == (10, 3, 12, 32)
-    for b, n in enumerate(lengths):
-        assert fixture.relative_error(vectors[b, :, :n], theirs[b, :, :n]) <= (
-            TOLERANCE
-        )
-        np.testing.assert_array_equal(vectors[b, :, n:], 0.0)
-        np.testing.assert_array_equal(namespace["top"][b], vectors[b, -1])
+    assert len(vectors) == 10
+    for b, n in enumerate(_lengths(namespace)):
+        assert vectors[b].shape == (3, n, 32)
+        error = fixture.relative_error(vectors[b], theirs[b, :, :n])
+        assert error <= TOLERANCE, b
+        np.testing.assert_array_equal(namespace["top"][b], vectors[b][-1])
         np.testing.assert_allclose(
             namespace["average"][b], vectors[b].mean(axis=0), atol=1e-7
         )
 
 
 def test_sentence_vectors(namespace):
-    lengths = np.array([len(s) for s in namespace["sentences"]])
-    average = namespace["average"]
-    expected = np.stack(
-        [average[b, :n].mean(axis=0) for b, n in enumerate(lengths)]
-    )
+    expected = np.stack([v.mean(axis=0) for v in namespace["average"]])
     np.testing.assert_allclose(namespace["mean"], expected, atol=1e-6)
-    unit = namespace["sentence_vectors"]
+    unit = namespace["unit"]
     np.testing.assert_allclose(np.linalg.norm(unit, axis=-1), 1.0, atol=1e-6)
     np.testing.assert_allclose(
         unit * np.linalg.norm(expected, axis=-1, keepdims=True),
@@ -128,24 +121,16 @@ def test_sentence_vectors(namespace):
 
 def test_batching_and_no_session(namespace):
     vectors = namespace["vectors"]
-    start = 0
-    for out in namespace["batches"]:
-        layers = np.stack(
-            keras_elmo.models.bilm.elmo_layers(out), axis=1
-        )  # [b, 3, T_b, D]
-        b, steps = layers.shape[0], layers.shape[2]
-        np.testing.assert_allclose(
-            layers, vectors[start : start + b, :, :steps], atol=1e-5
-        )
-        start += b
-    assert start == len(namespace["sentences"])
-    np.testing.assert_array_equal(namespace["again"], vectors)
+    assert len(namespace["small_batches"]) == len(vectors)
+    for a, b, c in zip(namespace["small_batches"], vectors, namespace["again"]):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+        np.testing.assert_array_equal(c, b)
 
 
 def test_warmup_reproduces_simple_elmo(namespace):
     theirs = reference()
-    lengths = [len(s) for s in namespace["sentences"]]
-    for b, (mine, n) in enumerate(zip(namespace["warm"], lengths)):
+    assert namespace["warm_emb"].batch_size == 32
+    for b, (mine, n) in enumerate(zip(namespace["warm"], _lengths(namespace))):
         assert mine.shape == (3, n, 32)
         error = fixture.relative_error(mine, theirs["vectors_all"][b, :, :n])
         assert error <= TOLERANCE, b
@@ -154,12 +139,10 @@ def test_warmup_reproduces_simple_elmo(namespace):
     )
     assert error <= TOLERANCE
     # and the stateless default does not: simple_elmo ran the batch twice
-    stateless = _real(namespace["vectors"], lengths)
+    n = _lengths(namespace)[0]
+    stateless = namespace["vectors"][0]
     assert (
-        fixture.relative_error(
-            stateless[0], theirs["vectors_all"][0, :, : lengths[0]]
-        )
-        > 0.1
+        fixture.relative_error(stateless, theirs["vectors_all"][0, :, :n]) > 0.1
     )
 
 
