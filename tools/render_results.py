@@ -41,6 +41,7 @@ QUOTING_DOCUMENTS = (
     "README.md",
     "keras_elmo/presets/elmo_small_en/MODEL_CARD.md",
     "examples/RESULTS.md",
+    "docs/SIMPLE_ELMO.md",
 )
 # Bulky records that the JSON keeps and the summary leaves out.
 SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
