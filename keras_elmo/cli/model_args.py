@@ -74,10 +74,14 @@ def model_spec(args):
 
 
 def flag_error(error):
-    """`error` with the spec's key names replaced by the flags."""
+    """`error` with the spec's key names (`` `model` ``, `options=`)
+    replaced by the flags."""
+    import re
+
     message = str(error)
     for flag, key in FLAGS.items():
         message = message.replace(f"`{key}`", f"`{flag}`")
+        message = re.sub(rf"(?<![\w`-]){key}=", f"{flag}=", message)
     return type(error)(message)
 
 
@@ -143,7 +147,13 @@ def _named(error, spec):
     for key in ("model", "options", "preset"):
         if spec.get(key):
             flag = {v: k for k, v in FLAGS.items()}[key]
-            return type(error)(f"`{flag}`: {error}")
+            hint = ""
+            if key == "preset" and "no such preset" in str(error):
+                hint = (
+                    "; or an architecture with random weights: "
+                    f"`--random-weights` {sorted(ARCHITECTURES)}"
+                )
+            return type(error)(f"`{flag}`: {error}{hint}")
     return error
 
 

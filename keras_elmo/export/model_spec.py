@@ -58,7 +58,7 @@ def check_spec(spec):
     if len(given) > 1:
         named = ", ".join(f"`{key}`" for key in given)
         raise ValueError(
-            f"Give the model once, received {named} (expected one of "
+            f"Give the model once, received both {named} (expected one of "
             "`model`, `options` + `weights`, `preset`, `random_weights`)."
         )
 
@@ -84,7 +84,17 @@ def load_spec(spec):
             f"RANDOMLY INITIALISED '{name}' architecture (seed {seed}): "
             "shapes and plumbing only, the vectors carry no meaning"
         )
-        return BiLMEmbedder(bilm, vocabulary=spec.get("vocab")), description
+        vocab = spec.get("vocab")
+        if vocab:
+            description += f", token cache of {vocab}"
+        return BiLMEmbedder(bilm, vocabulary=vocab), description
     resolved = model_sources.resolve_model(source_of(spec))
-    runner = runner_for(resolved, vocabulary=spec.get("vocab"))
-    return runner, resolved.description
+    vocab = spec.get("vocab")
+    if vocab and resolved.format == "saved_model":
+        raise ValueError(
+            "`vocab` caches token embeddings of a BiLM; it does not apply "
+            f"to the {resolved.description}."
+        )
+    runner = runner_for(resolved, vocabulary=vocab)
+    suffix = f", token cache of {vocab}" if vocab else ""
+    return runner, resolved.description + suffix

@@ -204,9 +204,6 @@ def _pair(pair, cache_dir, force, description=None):
         )
     options, weights = pair
     if not options.startswith(URL_SCHEMES):
-        for path in pair:
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"Model file {path!r} not found.")
         return allennlp_files(
             options, weights, description or f"weights {weights}"
         )

@@ -59,7 +59,7 @@ def test_errors_are_clear(tmp_path, capsys):
     (tmp_path / "c.txt").write_text("a\n")
     args = ["vocab", str(tmp_path / "c.txt"), "-o", out, "--max-size", "2"]
     assert main(args) == 2
-    assert "`max_size`, expected None or an integer >= 3" in (
+    assert "`--max-size`, expected None or an integer >= 3" in (
         capsys.readouterr().err
     )
 

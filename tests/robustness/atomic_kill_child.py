@@ -132,7 +132,7 @@ def writers(workdir, bilm, lm, vocab):
     import argparse as ap
 
     from keras_elmo.cli.embed import embed_file
-    from keras_elmo.export.embedder import BiLMEmbedder
+    from keras_elmo.export.embedding_runners import BiLMEmbedder
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
