@@ -286,10 +286,10 @@ def main(argv=None):
         bench_model("file", bilm, bilm.config, args)
     else:
         for name in args.presets.split(","):
-            cfg = keras_elmo.BiLMConfig.from_preset(name)
+            cfg = keras_elmo.BiLMConfig.from_architecture(name)
             keras.utils.set_random_seed(0)
             bench_model(name, keras_elmo.BiLM(cfg), cfg, args)
-    cfg = keras_elmo.BiLMConfig.from_preset("original")
+    cfg = keras_elmo.BiLMConfig.from_architecture("original")
     m, k, n = 64, 2 * cfg.projection_dim, 4 * cfg.lstm_units
     runs = max(args.runs, 20)
     for dtype in ("float32", "bfloat16"):

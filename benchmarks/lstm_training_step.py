@@ -70,7 +70,7 @@ def main(argv=None):
         f"threads={args.threads} runs={args.runs} (median seconds)"
     )
     for name in args.presets.split(","):
-        cfg = keras_elmo.BiLMConfig.from_preset(name)
+        cfg = keras_elmo.BiLMConfig.from_architecture(name)
         model = BiLMLanguageModel(
             keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary
         )

@@ -122,7 +122,7 @@ def main(argv=None):
 
     import keras_elmo
 
-    cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
+    cfg = keras_elmo.BiLMConfig.from_architecture(args.preset)
     matmul = tf.function(tf.matmul)
     figures = {}
     for name, (m, k, n) in shapes(cfg).items():

@@ -51,7 +51,7 @@ def child(preset, steps, batch_size, worst_case=False):
 
     import keras_elmo
 
-    config = keras_elmo.BiLMConfig.from_preset(preset)
+    config = keras_elmo.BiLMConfig.from_architecture(preset)
     bilm = keras_elmo.BiLM(config)
     bilm(keras_elmo.batch_to_ids([["warm", "up"]]), training=False)
     rng = np.random.default_rng(0)

@@ -290,7 +290,7 @@ def main(argv=None):
         threads = "unchanged (TensorFlow already initialised)"
     import keras_elmo
 
-    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(args.preset))
+    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture(args.preset))
     groups = real_text.batches(args.workload, args.text, args.lines)
     result = {
         "what": "seconds per stage of the biLM forward on real-text "

@@ -135,7 +135,7 @@ def training_setup(args):
     from keras_elmo.training.lm_loss import direction_loss_sum
     from keras_elmo.training.optimizer import make_optimizer
 
-    cfg = keras_elmo.BiLMConfig.from_preset(args.preset)
+    cfg = keras_elmo.BiLMConfig.from_architecture(args.preset)
     keras.utils.set_random_seed(0)
     model = BiLMLanguageModel(
         keras_elmo.BiLM(cfg, dropout=0.1), args.vocabulary, dropout=0.1

@@ -43,7 +43,7 @@ def load_bilm(model, seed=0):
             os.path.join(model, "weights.hdf5"),
         )
     keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset(model))
+    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture(model))
 
 
 def weights_digest(bilm):

@@ -26,7 +26,7 @@ def main(argv=None):
         bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
     else:
         keras.utils.set_random_seed(0)
-        bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+        bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     sentences = [
         s.split()
         for s in args.sentence

@@ -1,6 +1,7 @@
 """`BiLMConfig`: the biLM hyper-parameters, <-> bilm-tf `options.json`."""
 
 import dataclasses
+import warnings
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
@@ -141,17 +142,38 @@ class BiLMConfig:
         }
 
     @classmethod
-    def from_preset(cls, name):
-        """One of the named presets: tiny, small, medium, original."""
-        if name not in PRESETS:
+    def from_architecture(cls, name):
+        """A named architecture (random weights when built): tiny, small,
+        medium, original. Trained models are `BiLM.from_preset`'s."""
+        if name not in ARCHITECTURES:
             raise ValueError(
                 "Received an invalid value for argument `name`, expected "
-                f"one of {sorted(PRESETS)}, got {name!r}."
+                f"one of the architectures {sorted(ARCHITECTURES)}, got "
+                f"{name!r} (trained models by name: keras_elmo.BiLM"
+                ".from_preset)."
             )
-        return PRESETS[name]
+        return ARCHITECTURES[name]
+
+    @classmethod
+    def architectures(cls):
+        """The names `from_architecture` accepts."""
+        return sorted(ARCHITECTURES)
+
+    @classmethod
+    def from_preset(cls, name):
+        """Deprecated name of `from_architecture` (a "preset" is a trained
+        model everywhere else: `BiLM.from_preset`)."""
+        warnings.warn(
+            "BiLMConfig.from_preset is deprecated; use "
+            "BiLMConfig.from_architecture (the architecture alone) or "
+            "BiLM.from_preset (a trained model).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return cls.from_architecture(name)
 
 
-PRESETS = {
+ARCHITECTURES = {
     # Tiny: for tests and demos (the AllenNLP reference harness's `tiny`).
     "tiny": BiLMConfig(
         filters=((1, 4), (2, 8), (3, 16)),
@@ -171,3 +193,5 @@ PRESETS = {
     # elmo_2x4096_512_2048cnn_2xhighway
     "original": BiLMConfig(),
 }
+
+PRESETS = ARCHITECTURES  # the old name, kept for compatibility

@@ -64,7 +64,9 @@ def tiny_bilm(seed=0, **kwargs):
     """A `tiny` BiLM with random weights drawn after `set_random_seed(seed)`
     (`kwargs` go to the constructor: `stateful`, `dtype`, ...)."""
     keras.utils.set_random_seed(seed)
-    return keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"), **kwargs)
+    return keras_elmo.BiLM(
+        keras_elmo.BiLMConfig.from_architecture("tiny"), **kwargs
+    )
 
 
 def padded(sentences):

@@ -10,7 +10,7 @@ and prints the warning for random weights.
 import os
 import sys
 
-from keras_elmo.config import PRESETS as ARCHITECTURES
+from keras_elmo.config import ARCHITECTURES
 
 # Flag -> spec key (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`).
 FLAGS = {

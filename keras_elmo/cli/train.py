@@ -115,7 +115,7 @@ def _check_out(out, force):
 def _check_config(config):
     import os
 
-    from keras_elmo.config import PRESETS
+    from keras_elmo.config import ARCHITECTURES as PRESETS
 
     if config not in PRESETS and not os.path.exists(config):
         raise ValueError(

@@ -11,7 +11,7 @@ same vectors:
   `.keras` file, a preset name, a URL);
 - else `options` + `weights` (paths or URLs);
 - else `preset` (default `DEFAULT_PRESET`, the shipped model);
-- `random_weights`: an architecture name of `BiLMConfig.from_preset`
+- `random_weights`: an architecture name of `BiLMConfig.from_architecture`
   (`"tiny"`, ...) built with random weights from `seed`, an explicit
   choice for plumbing tests, never a fallback;
 - `vocab`: a vocabulary whose token embeddings are cached.
@@ -79,7 +79,7 @@ def load_spec(spec):
         name = spec["random_weights"]
         seed = 0 if spec.get("seed") is None else spec["seed"]
         keras.utils.set_random_seed(seed)
-        bilm = BiLM(BiLMConfig.from_preset(name))
+        bilm = BiLM(BiLMConfig.from_architecture(name))
         description = (
             f"RANDOMLY INITIALISED '{name}' architecture (seed {seed}): "
             "shapes and plumbing only, the vectors carry no meaning"

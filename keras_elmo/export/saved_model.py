@@ -325,7 +325,7 @@ def export_saved_model(
 
     Example:
 
-    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     >>> keras_elmo.export_saved_model(bilm, "elmo/1")
     'elmo/1'
     >>> elmo = tf.saved_model.load("elmo/1")

@@ -65,7 +65,7 @@ class BiLM(keras.Model):
 
     Example:
 
-    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     >>> out = bilm(keras_elmo.batch_to_ids([["Hello", "world", "!"]]))
     >>> out["lstm_outputs2"].shape
     TensorShape([1, 3, 32])

@@ -60,7 +60,7 @@ class ElmoLayer(keras.layers.Layer):
 
     Example:
 
-    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    >>> bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     >>> tokens = keras.Input(shape=(None,), dtype="string")
     >>> elmo = keras_elmo.layers.ElmoLayer(bilm, dropout=0.0)(tokens)
     >>> lstm = keras.layers.LSTM(8, return_sequences=True)

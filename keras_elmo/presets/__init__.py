@@ -28,6 +28,6 @@ def preset_dir(name):
         raise ValueError(
             "Received an invalid value for argument `name`, expected one of "
             f"the shipped presets {available_presets()}, got {name!r}. "
-            "(Architecture-only presets: keras_elmo.BiLMConfig.from_preset.)"
+            "(Architectures alone: keras_elmo.BiLMConfig.from_architecture.)"
         )
     return path

@@ -13,7 +13,7 @@ them, and the table prints without a network. A model whose options could
 not be checked offline records `options=None` (its count prints as "?").
 
 Names never collide with the architecture-only names of
-`keras_elmo.BiLMConfig.from_preset` ("tiny", "small", "medium",
+`keras_elmo.BiLMConfig.from_architecture` ("tiny", "small", "medium",
 "original"): published weights are `elmo_<layers>x<cell>_..._<language>`.
 """
 
@@ -230,7 +230,7 @@ ALIASES = {
     "elmo_2x4096_512_2048cnn_2xhighway_5.5B": "elmo_2x4096_5.5b_en",
 }
 
-# Architecture names of BiLMConfig.from_preset that users also call
+# Architecture names of BiLMConfig.from_architecture that users also call
 # AllenNLP's trained models by: the published name to suggest instead.
 ARCHITECTURE_TWINS = {
     "small": "elmo_2x1024_en",

@@ -25,7 +25,7 @@ handler call to answer "which model?". Accepted, in the order tried:
 - a local folder or `.keras` file, whose format
   `keras_elmo.presets.model_formats.detect_model` tells from the files.
 
-The architecture names of `BiLMConfig.from_preset` ("tiny", "small",
+The architecture names of `BiLMConfig.from_architecture` ("tiny", "small",
 "medium", "original") are not weights; they get an error that says how to
 build one with random weights. A mistyped name gets a "did you mean".
 """
@@ -245,7 +245,7 @@ def _from_hugging_face(source):
 
 
 def _unknown(source, shipped):
-    from keras_elmo.config import PRESETS as ARCHITECTURES
+    from keras_elmo.config import ARCHITECTURES
 
     names = sorted(shipped) + sorted(published.PUBLISHED_PRESETS)
     names += sorted(published_archives.PUBLISHED_ARCHIVES)
@@ -254,7 +254,7 @@ def _unknown(source, shipped):
         hint = f" AllenNLP's trained {source!r} is {twin!r}." if twin else ""
         raise ValueError(
             f"{source!r} is an architecture, not a trained model: "
-            f"`keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset({source!r}))`"
+            f"`keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture({source!r}))`"
             f" builds it with random weights.{hint} Trained models by name: "
             f"{names} (`keras-elmo presets`)."
         )

@@ -24,10 +24,12 @@ def _pin(sha):
     return "unpinned" if sha is None else f"`{sha[:12]}...`"
 
 
-def presets_table():
+def presets_table(archives=True):
     """The table, one row per shipped and published preset, as Markdown.
 
-    Parameter counts are computed from each model's recorded options
+    `archives=False` leaves out the published `.zip` models (the 44
+    ELMoForManyLangs languages), for the README's short table. Parameter
+    counts are computed from each model's recorded options
     (`published.parameter_count`); the URLs are the first host tried
     (`published.ALLENNLP_HOSTS` lists the mirrors).
     """
@@ -63,7 +65,9 @@ def presets_table():
             f"{_pin(model.weights_sha256)} | [options]({options_url}), "
             f"[weights]({weights_url}) |"
         )
-    for archive in published_archives.PUBLISHED_ARCHIVES.values():
+    for archive in (
+        published_archives.PUBLISHED_ARCHIVES.values() if archives else ()
+    ):
         rows.append(
             f"| `{archive.name}` | {archive.language}, {archive.format} | ? "
             f"| {archive.training_data} | {archive.licence} | "

@@ -54,7 +54,7 @@ class TrainingDiverged(RuntimeError):
 def resolve_model_config(model):
     if os.path.exists(model):
         return BiLMConfig.from_options_json(model)
-    return BiLMConfig.from_preset(model)
+    return BiLMConfig.from_architecture(model)
 
 
 class Trainer:

@@ -180,7 +180,7 @@ def test_two_workers_give_embed_vectors_for_every_line(
             if key != "sentence_to_index":
                 assert got[key].dtype == np.float32
                 assert relative_error(got[key][()], want[key][()]) <= 1e-6
-    with pytest.raises(FileExistsError, match="--force"):
+    with pytest.raises(FileExistsError, match="`force=True`"):
         records_to_hdf5(output, converted)
 
     # A rerun over the same output refuses to mix old and new shards ...

@@ -14,7 +14,7 @@ def test_rates_and_ratios_at_the_presets_shapes(tmp_path):
     payload = json.loads(results.read_text())
     import keras_elmo
 
-    cfg = keras_elmo.BiLMConfig.from_preset("tiny")
+    cfg = keras_elmo.BiLMConfig.from_architecture("tiny")
     p, h = cfg.projection_dim, cfg.lstm_units
     matmuls = payload["matmuls"]
     assert matmuls["lstm_input_64x20"]["shape_mkn"] == [1280, 2 * p, 4 * h]

@@ -38,7 +38,7 @@ def test_profile_stages_compose_to_the_whole_bilm(tmp_path):
     tokens = sum(len(s) + 2 for s in sentences)
     import keras_elmo
 
-    cfg = keras_elmo.BiLMConfig.from_preset("tiny")
+    cfg = keras_elmo.BiLMConfig.from_architecture("tiny")
     h, p = cfg.lstm_units, cfg.projection_dim
     per_token = 2 * cfg.num_layers * (2 * 2 * p * 4 * h + 2 * h * p)
     assert stages["bilstm"]["gflop"] == round(tokens * per_token / 1e9, 3)

@@ -45,7 +45,7 @@ class UniqueTokensTest(TestCase):
 class BiLMDeduplicationTest(TestCase):
     def test_bilm_equals_embedding_every_token(self):
         keras.utils.set_random_seed(0)
-        bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+        bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
         ids = batch_to_ids(SENTENCES)
         got = bilm(ids)
         add_boundaries = bilm.get_layer("add_sentence_boundaries")

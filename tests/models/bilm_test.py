@@ -73,19 +73,19 @@ def test_config_options_json_round_trip(tmp_path):
 
 
 def test_published_configs():
-    small = keras_elmo.BiLMConfig.from_preset("small")
+    small = keras_elmo.BiLMConfig.from_architecture("small")
     assert (small.lstm_units, small.projection_dim) == (1024, 128)
     assert small.num_highway_layers == 1 and small.num_filters == 2048
-    medium = keras_elmo.BiLMConfig.from_preset("medium")
+    medium = keras_elmo.BiLMConfig.from_architecture("medium")
     assert (medium.lstm_units, medium.projection_dim) == (2048, 256)
-    original = keras_elmo.BiLMConfig.from_preset("original")
+    original = keras_elmo.BiLMConfig.from_architecture("original")
     assert (original.lstm_units, original.projection_dim) == (4096, 512)
     assert original.num_highway_layers == 2
 
 
 @pytest.mark.parametrize("name", ["tiny", "small"])
 def test_parameter_count_matches_the_hdf5_layout(name):
-    cfg = keras_elmo.BiLMConfig.from_preset(name)
+    cfg = keras_elmo.BiLMConfig.from_architecture(name)
     dim, nf = cfg.char_embedding_dim, cfg.num_filters
     hidden, proj = cfg.lstm_units, cfg.projection_dim
     expected = 261 * dim  # char_embed, without the padding row
@@ -99,7 +99,7 @@ def test_parameter_count_matches_the_hdf5_layout(name):
 
 
 def test_options_accept_both_n_characters(tmp_path):
-    options = keras_elmo.BiLMConfig.from_preset("tiny").to_options_dict()
+    options = keras_elmo.BiLMConfig.from_architecture("tiny").to_options_dict()
     for n in (261, 262):
         options["char_cnn"]["n_characters"] = n
         assert (
@@ -119,7 +119,7 @@ def test_bad_options_files_are_named(tmp_path):
     with pytest.raises(ValueError, match="bad.json.*missing or invalid key"):
         keras_elmo.BiLMConfig.from_options_json(path)
     with pytest.raises(ValueError, match="`name`.*got .huge."):
-        keras_elmo.BiLMConfig.from_preset("huge")
+        keras_elmo.BiLMConfig.from_architecture("huge")
 
 
 def test_keras_file_round_trip_safe_mode(tmp_path):
@@ -171,7 +171,9 @@ class BiLMBackboneTest(TestCase):
     eager and `predict` calls, other batch sizes and lengths, bfloat16."""
 
     def setUp(self):
-        self.init_kwargs = {"config": keras_elmo.BiLMConfig.from_preset("tiny")}
+        self.init_kwargs = {
+            "config": keras_elmo.BiLMConfig.from_architecture("tiny")
+        }
         self.input_data = keras_elmo.batch_to_ids(SENTENCES)
 
     def test_backbone_basics(self):

@@ -73,3 +73,17 @@ def test_embed_refuses_a_directory_output_before_any_work(tmp_path, capsys):
     assert "is a directory" in err and "Embedding" not in err
     assert not (tmp_path / "DIR.partial").exists()
     assert list(out.iterdir()) == []
+
+
+def test_architectures_have_their_own_name_and_the_old_one_warns():
+    assert keras_elmo.BiLMConfig.architectures() == [
+        "medium",
+        "original",
+        "small",
+        "tiny",
+    ]
+    tiny = keras_elmo.BiLMConfig.from_architecture("tiny")
+    with pytest.warns(DeprecationWarning, match="from_architecture"):
+        assert keras_elmo.BiLMConfig.from_preset("tiny") == tiny
+    with pytest.raises(ValueError, match="architectures.*got 'elmo_small_en'"):
+        keras_elmo.BiLMConfig.from_architecture("elmo_small_en")

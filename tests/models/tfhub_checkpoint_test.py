@@ -117,7 +117,7 @@ def test_not_a_module_is_a_clear_error(tmp_path):
 
 
 def _tiny_options():
-    return keras_elmo.BiLMConfig.from_preset("tiny").to_options_dict()
+    return keras_elmo.BiLMConfig.from_architecture("tiny").to_options_dict()
 
 
 def test_cli_convert_from_tfhub(module, tmp_path):

@@ -1,5 +1,9 @@
 """Token-embedding cache: same outputs as the uncached biLM, saved with it."""
 
+# The cache runs the char-CNN on unique tokens in batches of their own, so
+# float rounding differs from the uncached run by CPU (1.3e-6 seen on an
+# AVX2-only EPYC, under 1e-6 on AVX-512): a relative bound, as elsewhere.
+
 import keras
 import numpy as np
 import pytest
@@ -78,7 +82,7 @@ def test_elmo_layer_with_cache_equals_uncached(compiled, reference_bilm):
     run = tf.function(cached) if compiled else cached
     expected, got = np.asarray(plain(tokens)), np.asarray(run(tokens))
     assert np.abs(expected).max() > 1.0  # not trivially zero
-    np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(got, expected, atol=1e-6, rtol=1e-5)
     np.testing.assert_array_equal(got[1, 1:], 0.0)  # padding
     np.testing.assert_array_equal(
         cached.compute_mask(tokens), np.asarray(tokens) != b""
@@ -90,7 +94,7 @@ def test_elmo_layer_with_cache_equals_uncached(compiled, reference_bilm):
     plain_out = bilm(keras_elmo.layers.CharacterIds()(tokens))
     for key in ("word_emb", "lstm_outputs1", "lstm_outputs2"):
         np.testing.assert_allclose(
-            cached_out[key], plain_out[key], atol=1e-6, rtol=0
+            cached_out[key], plain_out[key], atol=1e-6, rtol=1e-5
         )
 
 
@@ -103,7 +107,7 @@ def test_all_unknown_and_all_known_batches(reference_bilm):
     for sentences in ([["dogs", "bark"], ["zebra"]], [["the", "cat"]]):
         tokens = padded(sentences)
         np.testing.assert_allclose(
-            cached(tokens), plain(tokens), atol=1e-6, rtol=0
+            cached(tokens), plain(tokens), atol=1e-6, rtol=1e-5
         )
 
 
@@ -140,7 +144,7 @@ def test_refresh_follows_new_biLM_weights(reference_bilm):
     stale = np.abs(np.asarray(layer(x)) - np.asarray(plain(x))).max()
     assert stale > 1e-3
     layer.refresh_token_cache()
-    np.testing.assert_allclose(layer(x), plain(x), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(layer(x), plain(x), atol=1e-6, rtol=1e-5)
 
 
 def test_vocabulary_file_and_bad_vocabularies(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.presets import sources
+from keras_elmo.presets.model_formats import ResolvedModel
 
 
 @pytest.fixture
@@ -15,7 +16,8 @@ def spy(monkeypatch):
     real = sources.resolve_model
 
     def resolve_model(source, *args, **kwargs):
-        calls.append(source)
+        if not isinstance(source, ResolvedModel):  # already resolved
+            calls.append(source)
         return real(source, *args, **kwargs)
 
     monkeypatch.setattr(sources, "resolve_model", resolve_model)

@@ -15,6 +15,9 @@ from keras_elmo.presets.table import presets_table
 DOCS = os.path.join(
     os.path.dirname(__file__), os.pardir, os.pardir, "README.md"
 )
+FULL_TABLE_DOC = os.path.join(
+    os.path.dirname(__file__), os.pardir, os.pardir, "docs", "PRESETS.md"
+)
 
 
 def test_cli_presets_prints_the_table_with_every_preset(capsys):
@@ -28,13 +31,15 @@ def test_cli_presets_prints_the_table_with_every_preset(capsys):
 def test_docs_table_matches_the_cli():
     with open(DOCS, encoding="utf-8") as f:
         text = f.read()
-    assert presets_table() in text, "run: keras-elmo presets"
+    assert presets_table(archives=False) in text, "run: keras-elmo presets"
+    with open(FULL_TABLE_DOC, encoding="utf-8") as f:
+        assert presets_table() in f.read(), "run: keras-elmo presets"
 
 
 @pytest.mark.parametrize("source", ["tiny", "elmo_small_en"])
 def test_parameter_count_equals_the_built_model(source):
     if source == "tiny":
-        config = keras_elmo.BiLMConfig.from_preset("tiny")
+        config = keras_elmo.BiLMConfig.from_architecture("tiny")
     else:
         config = keras_elmo.BiLMConfig.from_options_json(
             os.path.join(preset_dir(source), "options.json")

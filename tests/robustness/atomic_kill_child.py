@@ -121,7 +121,7 @@ def _models():
     from keras_elmo.data.vocabulary import Vocabulary
 
     keras.utils.set_random_seed(NEW_SEED)
-    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     lm = keras_elmo.BiLMLanguageModel(bilm, len(NEW_VOCAB), dropout=0.0)
     bilm(keras_elmo.batch_to_ids([["new"]]))
     return bilm, lm, Vocabulary(NEW_VOCAB + ["new"])

@@ -27,7 +27,7 @@ LINES = [
 def model_and_vocabulary():
     keras.utils.set_random_seed(3)
     vocabulary = Vocabulary(["<S>", "</S>", "<UNK>"] + WORDS)
-    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_preset("tiny"))
+    bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     model = BiLMLanguageModel(bilm, len(vocabulary), dropout=0.0)
     # Larger random weights, so that carried states change the numbers.
     model.set_weights(

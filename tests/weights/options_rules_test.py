@@ -11,7 +11,7 @@ from keras_elmo.weights import options_rules
 
 
 def tiny_options():
-    return keras_elmo.BiLMConfig.from_preset("tiny").to_options_dict()
+    return keras_elmo.BiLMConfig.from_architecture("tiny").to_options_dict()
 
 
 def load(tmp_path, edit):
