@@ -382,3 +382,20 @@ def test_chinese_elmo_on_the_tiny_elmoformanylangs_fixture(capsys):
         ]
     )
     assert "cos('我们' in 1, '我们' in 2) = " in capsys.readouterr().out
+
+
+def test_lexical_substitutes(capsys):
+    results = load_example("lexical_substitutes").main(
+        ["--top-k", "2", "--sentence", "The river bank ."]
+    )
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "The river bank ."
+    assert [t["word"] for t in results[0]] == ["The", "river", "bank", "."]
+    for token in results[0]:
+        for direction in ("forward", "backward"):
+            logp = token[direction]["logp"]
+            assert len(logp) == 2 and logp[0] >= logp[1]
+            assert all(-30.0 < p < 0.0 for p in logp)
+            assert not {"<S>", "</S>"} & set(
+                token[direction]["candidate_words"]
+            )

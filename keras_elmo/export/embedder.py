@@ -16,6 +16,11 @@ and sentence vectors as the mean over the sentence's real tokens,
 Stateless and deterministic: sentences are sorted by length into batches
 of `batch_size` and every batch starts from zero LSTM states, so a
 sentence's vectors do not depend on what else is embedded with it.
+
+`warmup=` (opt-in, BiLMs only) reproduces simple_elmo / bilm-tf instead:
+a stateful copy of the biLM, the sentences in input order in batches of
+`batch_size` (simple_elmo's `max_batch_size`), states carried from batch
+to batch after a warm-up batch (`keras_elmo.models.bilm_warmup`).
 """
 
 import numpy as np
@@ -26,6 +31,7 @@ from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_runners import BiLMEmbedder
 from keras_elmo.export.embedding_runners import runner_for
+from keras_elmo.models import bilm_warmup
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.utils.validation import check_positive_int
 
@@ -42,6 +48,16 @@ class Embedder:
             these tokens' char-CNN embeddings are computed once and looked
             up (same vectors up to float rounding, faster). BiLMs only.
         description: str or None. How messages name the model.
+        warmup: None (default: stateless), True / `"first_batch"`, or a
+            list of token lists: carry LSTM states across batches after
+            that warm-up batch, as simple_elmo's `get_elmo_vectors(...,
+            warmup=True)` does (`keras_elmo.models.bilm_warmup`); False:
+            carry states without a warm-up (its `warmup=False`). Gives
+            simple_elmo 0.9.2's vectors to float rounding when
+            `batch_size` is its `max_batch_size` (32 by default); vectors
+            then depend on the order, the batch size and the warm-up.
+            BiLMs only, without `vocabulary`; not for `embed_file`
+            (stateless, sorted by length).
 
     Example:
 
@@ -53,7 +69,14 @@ class Embedder:
     (2, 256)
     """
 
-    def __init__(self, model, batch_size=64, vocabulary=None, description=None):
+    def __init__(
+        self,
+        model,
+        batch_size=64,
+        vocabulary=None,
+        description=None,
+        warmup=None,
+    ):
         check_positive_int("batch_size", batch_size)
         if callable(model) and hasattr(model, "num_layers"):
             if vocabulary is not None:
@@ -66,10 +89,19 @@ class Embedder:
             self.runner = BiLMEmbedder(model, vocabulary=vocabulary)
         self.batch_size = int(batch_size)
         self.description = description or type(model).__name__
+        self.warmup = warmup
+        self._stateful = None
+        if warmup is not None:
+            self._stateful = _stateful_bilm(self.runner, warmup, vocabulary)
 
     @classmethod
     def from_preset(
-        cls, source, batch_size=64, vocabulary=None, cache_dir=None
+        cls,
+        source,
+        batch_size=64,
+        vocabulary=None,
+        cache_dir=None,
+        warmup=None,
     ):
         """An `Embedder` for any model source.
 
@@ -83,11 +115,20 @@ class Embedder:
             batch_size: int. Sentences per batch.
             vocabulary: see the class docstring.
             cache_dir: str or None. Overrides the download cache folder.
+            warmup: see the class docstring (simple_elmo's vectors).
         """
         check_positive_int("batch_size", batch_size)
+        if warmup is not None:
+            bilm_warmup.check_warmup(warmup)
+            _check_no_vocabulary(vocabulary)
         resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
         runner = runner_for(resolved, vocabulary=vocabulary)
-        return cls(runner, batch_size, description=resolved.description)
+        return cls(
+            runner,
+            batch_size,
+            description=resolved.description,
+            warmup=warmup,
+        )
 
     @property
     def num_layers(self):
@@ -124,6 +165,17 @@ class Embedder:
         """
         _check_layers(layers)
         token_lists = _token_lists(sentences)
+        if self._stateful is not None:
+            vectors = bilm_warmup.embed_with_warmup(
+                self._stateful,
+                [
+                    [t.decode("utf-8", "surrogateescape") for t in s]
+                    for s in token_lists
+                ],
+                batch_size=self.batch_size,
+                warmup=self.warmup,
+            )
+            return [select_layers(v, layers) for v in vectors]
         order = sorted(
             range(len(token_lists)), key=lambda i: len(token_lists[i])
         )
@@ -179,6 +231,13 @@ class Embedder:
         """Embeds a text file, one sentence per line, into an HDF5 file in
         the `allennlp elmo` layout (`keras_elmo.export.hdf5_embedding`);
         returns the number of lines."""
+        if self._stateful is not None:
+            raise ValueError(
+                "`embed_file` is stateless (it sorts lines by length); "
+                "this Embedder has `warmup` set: use `embed` for "
+                "simple_elmo's carried-state vectors, or an Embedder "
+                "without `warmup`."
+            )
         return hdf5_embedding.embed_file(
             self.runner,
             input_path,
@@ -188,6 +247,27 @@ class Embedder:
             resume=resume,
             force=force,
             progress=progress,
+        )
+
+
+def _stateful_bilm(runner, warmup, vocabulary):
+    """The stateful copy of a BiLM runner's biLM for `warmup`."""
+    bilm_warmup.check_warmup(warmup)
+    bilm = getattr(runner, "bilm", None)
+    if not isinstance(runner, BiLMEmbedder) or bilm is None:
+        raise ValueError(
+            "`warmup` needs a BiLM model (its LSTM states are carried), "
+            f"received a {type(runner).__name__} runner."
+        )
+    _check_no_vocabulary(vocabulary)
+    return bilm_warmup.stateful_copy(bilm)
+
+
+def _check_no_vocabulary(vocabulary):
+    if vocabulary is not None:
+        raise ValueError(
+            "`warmup` and `vocabulary` cannot be combined: the token cache "
+            "runs the stateless biLM."
         )
 
 

@@ -192,8 +192,8 @@ class PackedRecurrenceTest(TestCase):
         )
         results, grads = run_packed(padded, lengths, weights, save_for_backward)
         real = padded[1]
-        # Outputs at real steps, final states: within 1e-5 relative (1e-6 on AVX-512; AVX2
-        # kernels round differently).
+        # Outputs at real steps, final states: within 1e-5 relative (1e-6
+        # on AVX-512; AVX2 kernels round differently).
         at_real = np.moveaxis(np.asarray(expected[0]), 1, 2)[real]
         got = np.moveaxis(results[0], 1, 2)[real]
         self.assertAllClose(

@@ -1,0 +1,112 @@
+"""The keras_elmo worker of `benchmarks/simple_elmo_side_by_side.py`.
+
+    python benchmarks/simple_elmo_worker.py
+        --mode stateless|stateless-sorted|stateful
+        --options O.json --weights W.hdf5 --sentences S.json
+        [--batch-size 64] [--threads 2]
+
+Speaks the protocol of `tools/simple_elmo_ref/run_simple_elmo.py bench`
+(one JSON line per command on stdout): `{"ready": ...}` once loaded,
+then for each stdin line
+
+- `warm`: one untimed pass over the first batch (traces the function);
+- `round`: embeds every sentence in batches of `--batch-size`, file
+  order, and answers the seconds;
+- `outputs PATH`: writes the real-token vectors `[N, L + 1, 2P]` float32
+  (sentences concatenated in order) to PATH (.npy);
+- `quit`: answers the peak RSS and exits.
+
+Modes, all through `keras_elmo.Embedder(bilm, batch_size=...)` (string
+tokens in, one `[L + 1, n, 2P]` array per sentence out, a `tf.function`
+traced once):
+
+- `stateless`: the default, `embed(batch)` for each batch in file order
+  (the batches simple_elmo runs);
+- `stateless-sorted`: the default, `embed(sentences)` at once, which
+  sorts the sentences by length into its batches (less padding);
+- `stateful`: `Embedder(..., warmup=True).embed(sentences)`, the opt-in
+  warm-up that reproduces simple_elmo (reset, the first batch once, then
+  every batch in order carrying states, eager calls).
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _reply(payload):
+    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--mode", choices=("stateless", "stateless-sorted", "stateful")
+    )
+    parser.add_argument("--options", required=True)
+    parser.add_argument("--weights", required=True)
+    parser.add_argument("--sentences", required=True)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    import numpy as np
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    import keras_elmo
+
+    with open(args.sentences, encoding="utf-8") as f:
+        sentences = json.load(f)
+    tokens = sum(len(s) for s in sentences)
+    batches = [
+        sentences[i : i + args.batch_size]
+        for i in range(0, len(sentences), args.batch_size)
+    ]
+    start = time.perf_counter()
+    bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
+    warmup = True if args.mode == "stateful" else None
+    embedder = keras_elmo.Embedder(
+        bilm, batch_size=args.batch_size, warmup=warmup
+    )
+
+    def embed(batch_list):
+        if args.mode == "stateless":
+            return [v for batch in batch_list for v in embedder.embed(batch)]
+        return embedder.embed([s for batch in batch_list for s in batch])
+
+    _reply({"ready": True, "load_s": time.perf_counter() - start})
+    for line in sys.stdin:
+        command = line.split()
+        if not command:
+            continue
+        if command[0] == "warm":
+            embed(batches[:1])
+            _reply({"warm": True})
+        elif command[0] == "round":
+            start = time.perf_counter()
+            embed(batches)
+            seconds = time.perf_counter() - start
+            _reply({"seconds": seconds, "tokens": tokens})
+        elif command[0] == "outputs":
+            vectors = embed(batches)
+            real = np.concatenate([np.transpose(v, (1, 0, 2)) for v in vectors])
+            np.save(command[1], real.astype(np.float32))
+            _reply({"written": command[1]})
+        elif command[0] == "quit":
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            _reply({"peak_rss_mb": peak / 1024.0})
+            return
+        else:
+            _reply({"error": f"unknown command {command[0]!r}"})
+
+
+if __name__ == "__main__":
+    main()

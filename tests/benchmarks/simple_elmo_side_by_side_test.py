@@ -1,0 +1,114 @@
+"""benchmarks/simple_elmo_side_by_side.py: its keras_elmo workers and its
+arithmetic (the simple_elmo worker needs the side venv; its outputs are
+checked against keras_elmo in tests/models/bilm_warmup_test.py)."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import keras_elmo
+from keras_elmo.models import bilm_warmup
+from keras_elmo.models.bilm import elmo_layers
+from tests.benchmarks.scripts import BENCHMARKS
+from tests.benchmarks.scripts import REPO
+from tests.benchmarks.scripts import load_benchmark
+
+SENTENCES = [["a", "b", "c"], ["Hello"], ["x", "y"], ["end", ".", "!", "?"]]
+
+
+def _worker(script, mode, options, weights, sentences_path):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return script.Worker(
+        mode,
+        [
+            sys.executable,
+            os.path.join(BENCHMARKS, "simple_elmo_worker.py"),
+            "--mode",
+            mode,
+            "--options",
+            options,
+            "--weights",
+            weights,
+            "--sentences",
+            sentences_path,
+            "--batch-size",
+            "3",
+        ],
+        env=env,
+    )
+
+
+@pytest.mark.large  # two TensorFlow worker processes
+def test_keras_elmo_workers(reference_weights, tmp_path):
+    script = load_benchmark("simple_elmo_side_by_side")
+    options, weights = reference_weights("tiny")
+    sentences_path = tmp_path / "s.json"
+    sentences_path.write_text(json.dumps(SENTENCES))
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    stateful = bilm_warmup.embed_with_warmup(
+        bilm_warmup.stateful_copy(bilm), SENTENCES, batch_size=3
+    )
+    for mode in ("stateless", "stateless-sorted", "stateful"):
+        worker = _worker(script, mode, options, weights, str(sentences_path))
+        assert worker.ready["ready"]
+        assert worker.ask("warm") == {"warm": True}
+        timed = worker.ask("round")
+        assert timed["tokens"] == 10 and timed["seconds"] > 0
+        out = tmp_path / f"{mode}.npy"
+        worker.ask(f"outputs {out}")
+        assert worker.quit()["peak_rss_mb"] > 100
+        real = np.load(out)
+        assert real.shape == (10, 3, 32)
+        start = 0
+        for i, sentence in enumerate(SENTENCES):
+            n = len(sentence)
+            if mode.startswith("stateless"):
+                layers = elmo_layers(bilm(keras_elmo.batch_to_ids([sentence])))
+                expected = np.stack([np.asarray(x)[0] for x in layers], 1)
+            else:
+                expected = np.transpose(stateful[i], (1, 0, 2))
+            np.testing.assert_allclose(
+                real[start : start + n], expected, atol=1e-5
+            )
+            start += n
+
+
+def test_agreement_and_summary():
+    script = load_benchmark("simple_elmo_side_by_side")
+    reference = np.zeros((4, 3, 2), np.float32)
+    reference[:, :, 0] = [[1.0, 2.0, 4.0]] * 4
+    ours = reference.copy()
+    ours[2, 1, 0] += 0.5
+    got = script.agreement(ours, reference)
+    assert got["layer0"] == {"max_abs_diff": 0.0, "relative": 0.0}
+    assert got["layer1"] == {"max_abs_diff": 0.5, "relative": 0.25}
+    assert got["relative"] == 0.125 and got["max_abs_diff"] == 0.5
+    rounds = [
+        {
+            "simple_elmo": {"tokens_per_s": 100.0},
+            "keras_elmo/stateless": {"tokens_per_s": 300.0},
+            "keras_elmo/stateless-sorted": {"tokens_per_s": 400.0},
+            "keras_elmo/stateful": {"tokens_per_s": 150.0},
+        },
+        {
+            "simple_elmo": {"tokens_per_s": 200.0},
+            "keras_elmo/stateless": {"tokens_per_s": 500.0},
+            "keras_elmo/stateless-sorted": {"tokens_per_s": 600.0},
+            "keras_elmo/stateful": {"tokens_per_s": 250.0},
+        },
+    ]
+    medians, ratios = script.summarise(rounds, list(script.WORKERS))
+    assert medians == {
+        "simple_elmo": 150.0,
+        "keras_elmo/stateless": 400.0,
+        "keras_elmo/stateless-sorted": 500.0,
+        "keras_elmo/stateful": 200.0,
+    }
+    assert ratios["keras_elmo/stateless vs simple_elmo"] == {
+        "ratio_of_medians": 2.667,
+        "per_round_min": 2.5,
+        "per_round_max": 3.0,
+    }
