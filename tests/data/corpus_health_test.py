@@ -164,7 +164,7 @@ def test_nul_bytes_over_the_threshold_are_binary(tmp_path):
     with pytest.raises(CorpusError) as raised:
         check_corpus("--train", path)
     assert "36 of its 40 bytes are NUL (90%" in str(raised.value)
-    assert "--max-nul-fraction 0.1; first at line 2)" in str(raised.value)
+    assert "`max_nul_fraction=0.1`; first at line 2)" in str(raised.value)
     # A stray NUL in a line is counted, not fatal.
     path = write(tmp_path, "stray.txt", b"c\x00d a\nthe cat a b the cat\n")
     assert check_corpus("c", path).files[0].nul_lines == 1
@@ -189,7 +189,7 @@ def test_foreign_vocabulary_stops_at_the_threshold(tmp_path):
         "4 of its 6 tokens (66.7%) are not in the vocabulary (first 'der' "
         "at line 1)"
     ) in message
-    assert "--max-oov-rate 0.5" in message
+    assert "`max_oov_rate=0.5`" in message
     report = check_corpus(
         "--train", path, VOCAB, limits=HealthLimits(max_oov_rate=0.7)
     )
