@@ -128,6 +128,16 @@ def test_quick_start_published_model_from_a_local_mirror(tmp_path):
         server.close()
 
 
+def _outside_make():
+    """The environment without a parent make's settings (CI runs the
+    suite from `make test`; a child `make -n` would inherit its flags)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")
+    }
+
+
 def test_install_and_setup_lines():
     setup, install = blocks("bash")[1], blocks("bash")[0]
     with open(os.path.join(REPO, "setup.cfg"), encoding="utf-8") as f:
@@ -137,7 +147,11 @@ def test_install_and_setup_lines():
     assert targets == ["demo", "test"]
     for target in targets:
         done = subprocess.run(
-            ["make", "-n", target], cwd=REPO, capture_output=True, text=True
+            ["make", "--no-print-directory", "-n", target],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env=_outside_make(),
         )
         assert done.returncode == 0, done.stderr
     with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:
@@ -148,10 +162,17 @@ def test_make_demo_installs_only_the_runtime_and_says_so():
     """In a fresh clone (no .venv), `make demo` would create the venv and
     install keras_elmo without the test extras, pip's output visible."""
     done = subprocess.run(
-        ["make", "-n", "demo", "VENV=/nonexistent/venv"],
+        [
+            "make",
+            "--no-print-directory",
+            "-n",
+            "demo",
+            "VENV=/nonexistent/venv",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
+        env=_outside_make(),
     )
     assert done.returncode == 0, done.stderr
     commands = done.stdout
