@@ -112,6 +112,18 @@ class LSTMRecurrenceTest(TestCase):
         self.assertGreater(scale, 0.0)
         self.assertLessEqual(np.max(np.abs(actual - expected)) / scale, tol)
 
+    def assertGradientsClose(self, actual, expected):
+        """Where two roundings put a value on opposite sides of a clip,
+        that step's gradient jumps and the jump flows back (seen on an
+        AVX2-only EPYC, and with the thread pools an earlier test left):
+        the median element within 1e-5 of the largest, all within 1e-3."""
+        actual, expected = np.asarray(actual), np.asarray(expected)
+        scale = np.max(np.abs(expected))
+        self.assertGreater(scale, 0.0)
+        diff = np.abs(actual - expected)
+        self.assertLessEqual(np.median(diff), 1e-5 * scale)
+        self.assertLessEqual(np.max(diff), 1e-3 * scale)
+
     def test_forward_matches_previous_loop_exactly(self):
         args = random_arguments(seed=2, scale=3.0)
         real = real_steps()
@@ -253,7 +265,7 @@ class LSTMRecurrenceTest(TestCase):
                 a, b, atol=1e-6, rtol=1e-5
             )  # rounding differs by CPU (AVX2 vs AVX-512 matmul kernels)
         for a, b in zip(grads, expected_grads):
-            self.assertRelativeClose(a, b)
+            self.assertGradientsClose(a, b)
         # Another length and batch through the same trace.
         other = random_arguments(seed=11, batch=2, steps=3)
         results, _ = forward_and_grads(
@@ -313,7 +325,7 @@ class LSTMRecurrenceTest(TestCase):
         for a, b in zip(outputs, expected):
             self.assertRelativeClose(a, b, tol=1e-5)  # rounding, by CPU
         for a, b in zip(grads, expected_grads):
-            self.assertRelativeClose(a, b)
+            self.assertGradientsClose(a, b)
         # training=False: the forward-only loop (nothing saved for
         # backward) gives the same outputs, and TensorFlow's own gradient.
         training = False
@@ -321,4 +333,4 @@ class LSTMRecurrenceTest(TestCase):
         for a, b in zip(inference, expected):
             self.assertRelativeClose(a, b, tol=1e-5)  # rounding, by CPU
         for a, b in zip(inference_grads, expected_grads):
-            self.assertRelativeClose(a, b)
+            self.assertGradientsClose(a, b)
