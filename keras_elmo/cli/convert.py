@@ -24,6 +24,7 @@ keras_elmo.models.bilm_tf_checkpoint for the variables read.
 import os
 
 HELP = "Convert AllenNLP HDF5 weights <-> .keras files."
+FLAG_ALIASES = {"overwrite": "--force"}
 
 
 def add_arguments(parser):

@@ -110,8 +110,8 @@ class LMSubstitutes:
                 f"{' and '.join(missing)} (expected options.json, "
                 "weights.hdf5, softmax.hdf5 and vocab.txt, as `keras-elmo "
                 "train` writes them). A weights-only model cannot predict "
-                "words; `keras-elmo convert --from-bilm-tf-checkpoint ... "
-                "--to-softmax softmax.hdf5` keeps a bilm-tf checkpoint's."
+                "words; converting a bilm-tf checkpoint with its softmax "
+                "(docs/MIGRATION.md) keeps one."
             )
         model, vocabulary = load_language_model(folder, dtype=dtype)
         return cls(model, vocabulary)

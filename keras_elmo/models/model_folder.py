@@ -32,8 +32,8 @@ def write_model_folder(bilm, out, overwrite=False):
         raise FileExistsError(f"Output {out!r} is a file, not a folder.")
     if os.path.isdir(out) and os.listdir(out) and not overwrite:
         raise FileExistsError(
-            f"Output folder {out!r} exists and is not empty; pass --force "
-            "(overwrite=True) to replace it."
+            f"Output folder {out!r} exists and is not empty; pass "
+            "`overwrite=True` to replace it."
         )
     with atomic_directory(out) as tmp:
         bilm.save_allennlp(

@@ -354,7 +354,7 @@ CASES = number(
             "convert",
             "no input",
             CommandFailed,
-            ["`--options O --weights W`", "`--from-keras", "received neither"],
+            ["`--options O --weights W`", "`--from-keras", "received none"],
             failing("convert", "--to-keras", out_path("m.keras")),
         ),
         error(
