@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import tensorflow as tf
 
 from keras_elmo.training.sampled_softmax import sampled_softmax_losses
@@ -31,16 +32,97 @@ def log_uniform_sample(num_sampled, vocabulary_size, seed):
     return sampled, probability
 
 
-def sampled_candidates(labels, num_sampled, vocabulary_size, seed):
+def sampled_candidates(
+    labels, num_sampled, vocabulary_size, seed, unique=False
+):
     """`(sampled [S] int64, Q(labels) [N], Q(sampled) [S])`: the
-    log-uniform candidates of one step and their expected counts among
-    the `S` draws (`Q(k) = S * P(k)`), float32."""
+    log-uniform candidates of one step and their expected counts, float32.
+
+    With replacement (`unique=False`) the `S` draws are independent and
+    `Q(k) = S * P(k)`. Without (`unique=True`, bilm-tf's sampler: TF's
+    `log_uniform_candidate_sampler(unique=True)`), draws are made until
+    `S` distinct words have come up, `n` draws in all, and
+    `Q(k) = 1 - (1 - P(k))^n = -expm1(n * log1p(-P(k)))`, TensorFlow's
+    expected count for that sampler (the probability that `k` is among
+    the candidates).
+    """
+    if unique:
+        return unique_log_uniform_candidates(
+            labels, num_sampled, vocabulary_size, seed
+        )
     sampled, probability = log_uniform_sample(
         num_sampled, vocabulary_size, seed
     )
     true_expected = tf.cast(num_sampled * probability(labels), tf.float32)
     sampled_expected = tf.cast(num_sampled * probability(sampled), tf.float32)
     return sampled, true_expected, sampled_expected
+
+
+def unique_log_uniform_candidates(labels, num_sampled, vocabulary_size, seed):
+    """`S` distinct log-uniform candidates, stateless, and their expected
+    counts (see `sampled_candidates`).
+
+    The draws are a stateless stream from `seed`; its first `n` values
+    hold exactly `S` distinct words, the first `S` to appear, which are
+    the candidates in order of first appearance (the sequential draw of
+    TensorFlow's sampler, which stops at the `S`-th new word). A pool
+    expected to hold ~`S + 6 sqrt(S)` distinct words is drawn at once
+    (`pool_size`); a pool short of `S` distinct words is drawn again,
+    twice as long, from the same seed (the longer stream's prefix is the
+    same stream), which a resumed run repeats exactly.
+    """
+    if not 0 < num_sampled < vocabulary_size:
+        raise ValueError(
+            "Sampling without replacement needs `num_sampled` below the "
+            f"vocabulary size {vocabulary_size}, got {num_sampled}."
+        )
+    first = pool_size(num_sampled, vocabulary_size)
+
+    def distinct(size):
+        sampled, _ = log_uniform_sample(size, vocabulary_size, seed)
+        return tf.size(tf.unique(sampled).y)
+
+    (size,) = tf.while_loop(
+        lambda size: distinct(size) < num_sampled,
+        lambda size: (size * 2,),
+        (tf.constant(first),),
+    )
+    stream, probability = log_uniform_sample(size, vocabulary_size, seed)
+    words, position = tf.unique(stream)
+    first_seen = tf.math.unsorted_segment_min(
+        tf.range(size), position, tf.size(words)
+    )
+    sampled = words[:num_sampled]
+    draws = tf.cast(first_seen[num_sampled - 1] + 1, tf.float64)
+
+    def expected(k):
+        return tf.cast(
+            -tf.math.expm1(draws * tf.math.log1p(-probability(k))),
+            tf.float32,
+        )
+
+    return sampled, expected(labels), expected(sampled)
+
+
+def pool_size(num_sampled, vocabulary_size):
+    """Draws expected to hold `S + 6 sqrt(S)` distinct log-uniform words
+    (`E[distinct in n] = sum_k 1 - (1 - P(k))^n`, searched by doubling
+    then bisection), at least `S`; capped at 64 V draws."""
+    k = np.arange(vocabulary_size, dtype=np.float64)
+    p = (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(vocabulary_size + 1)
+    log_miss = np.log1p(-p)
+    want = min(num_sampled + 6.0 * math.sqrt(num_sampled), vocabulary_size)
+
+    def distinct(n):
+        return float(np.sum(-np.expm1(n * log_miss)))
+
+    low, high = num_sampled, num_sampled
+    while distinct(high) < want and high < 64 * vocabulary_size:
+        low, high = high, high * 2
+    while high - low > max(1, low // 100):
+        middle = (low + high) // 2
+        low, high = (middle, high) if distinct(middle) < want else (low, middle)
+    return int(high)
 
 
 def _real_tokens(hidden, targets):
@@ -81,7 +163,13 @@ def full_softmax_losses(softmax, hidden, targets):
 
 
 def direction_loss_sum(
-    softmax, hidden, targets, num_sampled=0, seed=None, training=False
+    softmax,
+    hidden,
+    targets,
+    num_sampled=0,
+    seed=None,
+    training=False,
+    unique=False,
 ):
     """Summed cross-entropy over the real tokens of one direction.
 
@@ -94,6 +182,8 @@ def direction_loss_sum(
             `sampled_softmax.sampled_softmax_losses`.
         seed: `[2]` int tensor for the sampler (stateless).
         training: bool.
+        unique: bool. Negatives drawn without replacement
+            (`sampled_candidates`).
 
     Returns:
         `(loss_sum, token_count)`, float32 scalars. Logits and the
@@ -103,7 +193,7 @@ def direction_loss_sum(
     count = tf.cast(tf.size(labels), tf.float32)
     if num_sampled and training:
         sampled, true_expected, sampled_expected = sampled_candidates(
-            labels, num_sampled, softmax.vocabulary_size, seed
+            labels, num_sampled, softmax.vocabulary_size, seed, unique
         )
         losses = sampled_softmax_losses(
             tf.convert_to_tensor(softmax.embeddings),

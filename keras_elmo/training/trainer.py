@@ -9,7 +9,9 @@ Each step, on every replica:
     loss = (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd) / 2
 
 with `N` the token counts of the *global* batch (all-reduced), so the
-summed gradient is the gradient of the global mean. Gradients are
+summed gradient is the gradient of the global mean, times
+`config.loss_multiplier` (1; bilm-tf's recipe: 20, its `unroll_steps`,
+which its Adagrad and clip see). Gradients are
 all-reduced, clipped by their global norm, and applied with a Keras
 optimizer. Checkpoints hold the model, the optimizer, the RNG states and
 the position in the epoch, so a restarted run resumes mid-epoch on the same
@@ -74,6 +76,15 @@ class Trainer:
         self.strategy = strategy or make_strategy(config.strategy)
         self.chief = is_chief(self.strategy)
         self.vocabulary = Vocabulary.load(config.vocab)
+        if config.num_sampled and config.sampler == "unique":
+            if config.num_sampled >= len(self.vocabulary):
+                raise ValueError(
+                    "`sampler='unique'` draws `num_sampled` distinct "
+                    f"negatives: `num_sampled` ({config.num_sampled}) must "
+                    f"be below the vocabulary size ({len(self.vocabulary)} "
+                    f"in {config.vocab!r}); lower it or pass "
+                    "`sampler='replacement'`."
+                )
         self.model_config = resolve_model_config(config.model)
         if config.init_from:
             self.model_config = BiLMConfig.from_options_json(
@@ -168,13 +179,16 @@ class Trainer:
                         num_sampled=config.num_sampled,
                         seed=seed + k,
                         training=True,
+                        unique=config.sampler == "unique",
                     )
                     sums.append(loss_sum)
                     counts.append(count)
                 total = context.all_reduce("sum", tf.stack(counts))
                 total = tf.maximum(total, 1.0)
                 loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
-                scaled = loss * self.loss_scale.value
+                # bilm-tf's gradient is that of `loss * unroll_steps`; the
+                # float16 loss scale is undone before the clip, this is not.
+                scaled = loss * config.loss_multiplier * self.loss_scale.value
             grads = tape.gradient(scaled, variables)
             # Row gradients (the softmax's) stay `IndexedSlices` through the
             # all-reduce and the clip when the optimizer updates rows.

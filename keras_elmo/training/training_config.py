@@ -19,14 +19,19 @@ import dataclasses
 # full softmax, and with a validation set the plateau rule (halve the
 # rate when an epoch gains < 1%) and the best-validation epoch as output.
 # "bilm-tf": bilm-tf's recipe for the 1B Word Benchmark (Adagrad 0.2 with
-# accumulator 1.0, dropout 0.1, 8,192 sampled negatives, a constant rate;
-# batch 128, which bilm-tf used per GPU), for billion-word runs.
+# accumulator 1.0, dropout 0.1, 8,192 negatives sampled without
+# replacement, the mean token loss times 20 (its `unroll_steps`) before
+# the gradient and the clip, a constant rate; batch 128, which bilm-tf
+# used per GPU), for billion-word runs (docs/TRAINING.md: what each
+# difference does to learning per step, measured side by side).
 RECIPES = {
     "default": dict(
         optimizer="adam",
         learning_rate=2e-3,
         dropout=0.1,
         num_sampled=0,
+        sampler="unique",
+        loss_multiplier=1.0,
         batch_size=64,
         lr_schedule="auto",
     ),
@@ -35,6 +40,8 @@ RECIPES = {
         learning_rate=0.2,
         dropout=0.1,
         num_sampled=8192,
+        sampler="unique",
+        loss_multiplier=20.0,
         batch_size=128,
         lr_schedule="epoch",
     ),
@@ -127,6 +134,20 @@ class TrainingConfig:
     )
     num_sampled: int = setting(
         None, f"Sampled-softmax negatives, 0: full softmax ({FROM_RECIPE})."
+    )
+    sampler: str = setting(
+        None,
+        "How sampled-softmax negatives are drawn: unique (without "
+        "replacement, bilm-tf's and TensorFlow's default) or replacement "
+        f"({FROM_RECIPE}).",
+        choices=["unique", "replacement"],
+    )
+    loss_multiplier: float = setting(
+        None,
+        "The mean token loss is multiplied by this before the gradient, "
+        "so the clip and the optimizer see the scaled gradient; bilm-tf: "
+        "20, its unroll_steps, i.e. the loss summed over a 20-token row "
+        f"({FROM_RECIPE}). The reported loss is never scaled.",
     )
     seed: int = setting(0, "Seed of initialisation, data order and dropout.")
     checkpoint_every: int = setting(500, "Steps between checkpoints.")
@@ -233,6 +254,10 @@ class TrainingConfig:
             self._invalid("dropout", "a probability in [0, 1)")
         if not self.clip_norm > 0.0:
             self._invalid("clip_norm", "a norm > 0")
+        if self.sampler not in ("unique", "replacement"):
+            self._invalid("sampler", "'unique' or 'replacement'")
+        if not self.loss_multiplier > 0.0:
+            self._invalid("loss_multiplier", "a factor > 0")
         if self.init_from is not None and len(self.init_from) not in (2, 3):
             self._invalid(
                 "init_from", "options.json weights.hdf5 [softmax.hdf5]"
