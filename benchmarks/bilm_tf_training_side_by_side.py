@@ -36,7 +36,8 @@ Reported per trainer: validation perplexity, seconds of training (the
 steps only) and end to end (the process, start-up included), predicted
 tokens per second per direction at the median step after the first two
 (steady: bilm-tf's step times are taken when its trainer asks for a
-batch, ours from the wall times of the per-step TensorBoard events), and the perplexity ratio to bilm-tf's. Each trainer is run for
+batch, ours from the wall times of the per-step TensorBoard events),
+and the perplexity ratio to bilm-tf's. Each trainer is run for
 `--steps` steps only, so "time to bilm-tf's perplexity" is reported as an
 upper bound: the training seconds of a run that reached it in `--steps`
 steps (none when it did not).
