@@ -28,6 +28,10 @@ Trainers, in turns each round (`--threads` TensorFlow threads each):
   architecture, batch, negatives, steps and seed.
 - `keras_elmo/default`: `keras-elmo train` (Adam) with the same batch,
   negatives and steps.
+- with `--ablations`, `keras_elmo/bilm-tf` with a difference from our
+  earlier recipe put back: the loss not multiplied by 20
+  (`--loss-multiplier 1`), negatives drawn with replacement
+  (`--sampler replacement`), or both (the recipe before this benchmark).
 
 Every model is scored by one evaluator, `keras-elmo evaluate` (full
 softmax, every line from zero states) on the validation lines; bilm-tf's
@@ -64,6 +68,18 @@ SIDE_PYTHON = os.path.expanduser(
 DATA = os.path.join(REPO, "..", "shared", "data", "en_pd_lm")
 WORKER = os.path.join(REPO, "tools", "simple_elmo_ref", "train_bilm_tf.py")
 TRAINERS = ("bilm-tf", "keras_elmo/bilm-tf", "keras_elmo/default")
+# `--ablations`: the bilm-tf recipe with one of its differences undone
+# (name -> extra `keras-elmo train` flags).
+ABLATIONS = {
+    "keras_elmo/bilm-tf,loss x1": ["--loss-multiplier", "1"],
+    "keras_elmo/bilm-tf,with replacement": ["--sampler", "replacement"],
+    "keras_elmo/bilm-tf,loss x1,with replacement": [
+        "--loss-multiplier",
+        "1",
+        "--sampler",
+        "replacement",
+    ],
+}
 LINE_WORDS = 19
 
 # `keras-elmo <args>` with pinned TensorFlow thread pools.
@@ -87,6 +103,7 @@ def main(argv=None):
     parser.add_argument("--train-tokens", type=int, default=300_000)
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--valid-lines", type=int, default=1000)
+    parser.add_argument("--ablations", action="store_true")
     parser.add_argument("--work", default="/tmp/bilm_tf_side_by_side")
     parser.add_argument(
         "--out",
@@ -100,9 +117,10 @@ def main(argv=None):
         )
     os.makedirs(args.work, exist_ok=True)
     data = prepare(args)
-    runs = {name: [] for name in TRAINERS}
+    trainers = TRAINERS + (tuple(ABLATIONS) if args.ablations else ())
+    runs = {name: [] for name in trainers}
     for round_ in range(args.rounds):
-        order = TRAINERS if round_ % 2 == 0 else TRAINERS[::-1]
+        order = trainers if round_ % 2 == 0 else trainers[::-1]
         for name in order:
             folder = os.path.join(
                 args.work, f"r{round_}", name.replace("/", "_")
@@ -228,14 +246,15 @@ def train(name, folder, data, args):
     """One trainer's run: its model folder and timings."""
     if name == "bilm-tf":
         return train_bilm_tf(folder, data, args)
-    recipe = name.split("/")[1]
+    recipe = name.split("/")[1].split(",")[0]
     _, wall = ours(
         ["train", "--train", data["train"], "--vocab", data["vocab"]]
         + ["--config", data["options"], "--out", folder]
         + ["--recipe", recipe, "--batch-size", str(args.batch_size)]
         + ["--num-sampled", str(args.num_sampled), "--epochs", "1"]
         + ["--steps-per-epoch", str(args.steps), "--seed", str(args.seed)]
-        + ["--log-every", "1", "--quiet", "--force"],
+        + ["--log-every", "1", "--quiet", "--force"]
+        + ABLATIONS.get(name, []),
         args.threads,
     )
     with open(os.path.join(folder, "history.json"), encoding="utf-8") as f:
@@ -335,7 +354,7 @@ def summarise(runs, args):
 
     reference = median("bilm-tf", "perplexity")
     summary = {}
-    for name in TRAINERS:
+    for name in runs:
         ppl = median(name, "perplexity")
         seconds = median(name, "train_seconds")
         summary[name] = {
@@ -359,6 +378,7 @@ def summarise(runs, args):
             "seed": args.seed,
             "threads": args.threads,
             "rounds": args.rounds,
+            "ablations": args.ablations,
         },
         "summary": summary,
         "runs": runs,
