@@ -1,7 +1,8 @@
 """The output directory of a Beam run: never mix old and new shards.
 
 A run writes `embeddings-*.tfrecord` shards and `manifest.json` into its
-output directory (and `embeddings-*.tmp-*` files while it writes them).
+output directory (and, while it writes them, Beam's temporary folder
+`beam-temp-embeddings-*` and `manifest.json.tmp`).
 A rerun over a directory holding any of them would leave old shards
 next to new ones (a different shard count does not overwrite them all),
 so it is refused unless `force`, which deletes them first. Other files
@@ -20,6 +21,7 @@ logger = logging.getLogger(__name__)
 # What earlier runs may have left (glob patterns relative to the output).
 OWN_PATTERNS = (
     SHARD_PREFIX + "-*",
+    "beam-temp-" + SHARD_PREFIX + "-*",
     MANIFEST,
     MANIFEST + ".tmp",
 )
