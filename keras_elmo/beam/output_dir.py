@@ -19,9 +19,10 @@ from keras_elmo.export.embedding_records import SHARD_PREFIX
 logger = logging.getLogger(__name__)
 
 # What earlier runs may have left (glob patterns relative to the output).
+TEMP_DIRS = "beam-temp-" + SHARD_PREFIX + "-*"  # WriteToTFRecord's
 OWN_PATTERNS = (
     SHARD_PREFIX + "-*",
-    "beam-temp-" + SHARD_PREFIX + "-*",
+    TEMP_DIRS + "/*",
     MANIFEST,
     MANIFEST + ".tmp",
 )
@@ -55,5 +56,17 @@ def prepare_output_dir(output_dir, force=False):
     if old:
         logger.warning("Deleting %d files of an earlier run.", len(old))
         FileSystems.delete(old)
+        temp_dirs = {
+            FileSystems.split(path)[0]
+            for path in old
+            if FileSystems.split(FileSystems.split(path)[0])[1].startswith(
+                TEMP_DIRS[:-1]
+            )
+        }
+        for folder in sorted(temp_dirs):  # as Beam's sink deletes its own
+            try:
+                FileSystems.delete([folder])
+            except OSError:  # an object store has no folder left to delete
+                pass
     if not FileSystems.exists(output_dir):
         FileSystems.mkdirs(output_dir)

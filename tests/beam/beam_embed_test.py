@@ -374,12 +374,15 @@ def corpus_size(corpus):
     return sum(len(lines) for lines in corpus["lines"].values())
 
 
-def test_by_default_a_small_output_is_one_shard(corpus, tmp_path):
+def test_by_default_the_runner_chooses_the_shards(corpus, tmp_path):
     output = str(tmp_path / "out")
     argv = ["embed", corpus["pattern"], output] + corpus["model"]
     assert main(argv + ["--runner", "BundleBasedDirectRunner", "--top"]) == 0
     manifest = check_output(corpus, output, mode="top")
-    assert manifest["shards"] == ["embeddings-00000-of-00001.tfrecord"]
+    count = manifest["counts"]["shards"]
+    assert manifest["shards"] == [
+        f"embeddings-{i:05d}-of-{count:05d}.tfrecord" for i in range(count)
+    ]
 
 
 def test_a_record_missing_from_the_shards_fails_the_manifest():
