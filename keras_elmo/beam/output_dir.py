@@ -9,7 +9,9 @@ so it is refused unless `force`, which deletes them first. Other files
 in the directory are left alone.
 """
 
+import glob
 import logging
+import os
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -29,12 +31,16 @@ OWN_PATTERNS = (
 
 
 def existing_outputs(output_dir):
-    """Paths in `output_dir` that a run writes (sorted)."""
+    """Paths in `output_dir` that a run writes (sorted): files, and on a
+    local disk Beam's temporary folders, even empty (an object store has
+    no folders, only the files under them)."""
     found = set()
     for pattern in OWN_PATTERNS:
         spec = FileSystems.join(output_dir, pattern)
         for result in FileSystems.match([spec]):
             found.update(m.path for m in result.metadata_list)
+    if "://" not in output_dir:
+        found.update(glob.glob(os.path.join(output_dir, TEMP_DIRS)))
     return sorted(found)
 
 
@@ -55,7 +61,9 @@ def prepare_output_dir(output_dir, force=False):
         )
     if old:
         logger.warning("Deleting %d files of an earlier run.", len(old))
-        FileSystems.delete(old)
+        for path in old:  # a local temporary folder goes with its files
+            if FileSystems.exists(path):
+                FileSystems.delete([path])
         temp_dirs = {
             FileSystems.split(path)[0]
             for path in old
@@ -64,9 +72,7 @@ def prepare_output_dir(output_dir, force=False):
             )
         }
         for folder in sorted(temp_dirs):  # as Beam's sink deletes its own
-            try:
+            if FileSystems.exists(folder):
                 FileSystems.delete([folder])
-            except OSError:  # an object store has no folder left to delete
-                pass
     if not FileSystems.exists(output_dir):
         FileSystems.mkdirs(output_dir)
