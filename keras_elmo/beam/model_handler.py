@@ -19,7 +19,8 @@ Why a model handler of ours rather than Beam's
 Batching is RunInference's own (`beam.BatchElements`, configured through
 `ModelHandler`'s arguments): `batch_length_fn` (the sentence's token
 count) with `batch_bucket_boundaries=BUCKET_BOUNDARIES` and
-`max_batch_duration_secs` select Beam's length-aware path, which keys
+`max_batch_duration_secs` (0: `BUFFER_SECONDS`) select Beam's
+length-aware path, which keys
 each sentence by (worker, length bucket) and fills a batch of exactly
 `min_batch_size = max_batch_size = batch_size` sentences per key; only
 the last batch of each key is partial. Beam 2.77's `max_batch_weight`
@@ -47,6 +48,7 @@ worker reported the same one.
 
 import json
 
+from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
@@ -62,9 +64,21 @@ from keras_elmo.utils.validation import check_positive_int
 # [0, 8), [8, 16), [16, 24), ..., [512, inf). Few enough that 2,000 real
 # lines fill most batches, fine enough that padding stays small.
 BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-# How long a partial batch may wait for more sentences of its bucket (a
-# processing-time timer; a batch pipeline flushes every key at its end).
-BUFFER_SECONDS = 30
+# How long a partial batch may wait for more sentences of its bucket: 0
+# sets no processing-time timer, so a key's last, partial batch is flushed
+# only by the end of the (global) window, i.e. once its input is complete.
+# A positive value would flush partial batches on a timer, which Beam
+# 2.77's BundleBasedDirectRunner can deliver after a downstream
+# GroupByKey completed (an AssertionError in its `_GroupByKeyOnly`).
+BUFFER_SECONDS = 0
+
+
+# Beam metrics (namespace `keras_elmo`): sentences per RunInference batch
+# and per model call; tokens and padded positions (`len(call) * longest`).
+BATCH_SENTENCES = Metrics.distribution("keras_elmo", "batch_sentences")
+CALL_SENTENCES = Metrics.distribution("keras_elmo", "model_call_sentences")
+TOKENS = Metrics.counter("keras_elmo", "tokens")
+PADDED = Metrics.counter("keras_elmo", "padded_positions")
 
 
 def keyed_length(element):
@@ -186,7 +200,12 @@ class BiLMModelHandler(ModelHandler):
 
     def run_inference(self, batch, model, inference_args=None):
         vectors = [None] * len(batch)
+        BATCH_SENTENCES.update(len(batch))
         for call in model_calls(batch, self.batch_tokens):
+            lengths = [len(batch[i][1]) for i in call]
+            CALL_SENTENCES.update(len(call))
+            TOKENS.inc(sum(lengths))
+            PADDED.inc(len(call) * max(lengths))
             outputs = model.embedder([list(batch[i][1]) for i in call])
             for i, layers in zip(call, outputs):
                 vectors[i] = select_layers(layers, self.layers)

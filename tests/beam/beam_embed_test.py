@@ -351,7 +351,9 @@ def test_a_shard_write_failing_midway_is_rewritten_whole(
             (markers / f"shard-{len(written)}").touch()
             raise OSError("injected failure while writing a shard")
 
-    monkeypatch.setattr(tfrecordio._TFRecordSink, "write_encoded_record", failing)
+    monkeypatch.setattr(
+        tfrecordio._TFRecordSink, "write_encoded_record", failing
+    )
     output = str(tmp_path / "out")
     os.makedirs(output)
     header = describe_spec(corpus["spec"])
