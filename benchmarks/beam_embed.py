@@ -48,6 +48,8 @@ from real_text import EN_PD_LM
 
 DATA = EN_PD_LM
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)  # this checkout's keras_elmo, for `batching`
 
 MODES = {
     "embed": [],
@@ -82,10 +84,12 @@ def run(mode, src, out, preset, batch_size):
     argv = [sys.executable, "-m", "keras_elmo.cli.main", "embed", src, out]
     argv += ["--top", "--force", "--preset", preset] + MODES[mode]
     argv += ["--batch-size", str(batch_size)]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=REPO
+    )
     seconds = time.perf_counter() - start
     if done.returncode:
         raise RuntimeError(f"{mode} failed:\n{done.stderr[-3000:]}")
