@@ -42,14 +42,16 @@ import sys
 import tempfile
 import time
 
-from provenance import provenance
-from provenance import write_json
-from real_text import EN_PD_LM
-
-DATA = EN_PD_LM
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)  # this checkout's keras_elmo, for `batching`
+# This checkout's keras_elmo (provenance, `batching`), not an installed one.
+sys.path.insert(0, REPO)
+
+from provenance import provenance  # noqa: E402
+from provenance import write_json  # noqa: E402
+from real_text import EN_PD_LM  # noqa: E402
+
+DATA = EN_PD_LM
 
 MODES = {
     "embed": [],

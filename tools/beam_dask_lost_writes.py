@@ -1,6 +1,6 @@
 """Shows Beam's `DaskRunner` finishing pipelines without their writes.
 
-    pip install 'apache-beam==2.77.*' 'dask[distributed]'
+    pip install 'apache-beam[dask]==2.77.*'
     python tools/beam_dask_lost_writes.py [--workers 2] [--out DIR]
 
 Starts a `dask.distributed` cluster of `--workers` worker processes on

@@ -43,7 +43,7 @@ def add_beam_arguments(parser):
         "--batch-tokens",
         type=int,
         default=4096,
-        help="Padded tokens per batch at most (Beam runs).",
+        help="Padded tokens per model call at most (Beam runs).",
     )
     group.add_argument(
         "--num-shards",

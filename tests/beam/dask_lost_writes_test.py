@@ -3,7 +3,7 @@ local `dask.distributed` cluster of 2 worker processes, Beam 2.77's
 `DaskRunner` finishes both tiny pipelines without an error and writes
 none of their lines, while Beam's BundleBasedDirectRunner writes them all.
 
-Needs `dask[distributed]` (in the `test` extra); without it the test is
+Needs `apache-beam[dask]` (in the `test` extra); without it the test is
 skipped with that reason.
 """
 
@@ -27,7 +27,7 @@ def load_tool():
 
 
 def test_dask_runner_loses_every_write_the_direct_runner_makes(tmp_path):
-    pytest.importorskip("distributed", reason="needs dask[distributed]")
+    pytest.importorskip("distributed", reason="needs apache-beam[dask]")
     tool = load_tool()
     assert tool.run_direct(str(tmp_path / "direct")) == tool.EXPECTED
     found = tool.run_on_dask(str(tmp_path / "dask"), workers=2)
