@@ -19,12 +19,13 @@ Why a model handler of ours rather than Beam's
 Batching is RunInference's own (`beam.BatchElements`, configured through
 `ModelHandler`'s arguments): `batch_length_fn` (the sentence's token
 count) with `batch_bucket_boundaries=BUCKET_BOUNDARIES` and
-`max_batch_duration_secs` (0: `BUFFER_SECONDS`) select Beam's
-length-aware path, which keys
-each sentence by (worker, length bucket) and fills a batch of exactly
-`min_batch_size = max_batch_size = batch_size` sentences per key; only
-the last batch of each key is partial. Beam 2.77's `max_batch_weight`
-cannot bound the padded tokens instead: `ModelHandler` passes it to
+`max_batch_duration_secs=BUFFER_SECONDS` select Beam's stateful,
+length-aware path, which keys each sentence by (worker, length bucket)
+and fills batches of exactly `min_batch_size = max_batch_size =
+batch_size` sentences per key; only the last batch of each key is
+partial (docs/BEAM.md quotes the mean batch size measured on real
+text). Beam 2.77's `max_batch_weight` cannot bound the padded tokens
+instead: `ModelHandler` passes it to
 `BatchElements`, which has no such argument (a `TypeError` when the
 pipeline is built). So the token budget is kept inside `run_inference`:
 a batch is sorted by length and cut into model calls of at most
