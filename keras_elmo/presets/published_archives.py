@@ -11,9 +11,10 @@ every later use is checked against it
 **ELMoForManyLangs** (`efml_<code>`): the HIT-SCIR ELMoForManyLangs
 models (Che et al. 2018, the CoNLL 2018 shared task): 44 languages, each
 trained on 20 million words sampled from the shared task's raw text
-(Wikipedia dump + Common Crawl), in the ELMoForManyLangs format (its own Unicode character lexicon and word
-vocabulary, `torch.save` state dicts), hosted by the NLPL vector
-repository under IDs 136-179 of its repository 11. The list, IDs and
+(Wikipedia dump + Common Crawl), in the ELMoForManyLangs format (its own
+Unicode character lexicon and word vocabulary, `torch.save` state dicts),
+hosted by the NLPL vector repository under IDs 136-179 of its repository
+11. The list, IDs and
 hosting are those of the ELMoForManyLangs README; the code is MIT
 licensed and the README asks users to cite the authors and the NLPL
 repository; the archives carry no licence file of their own
