@@ -19,7 +19,10 @@ download:
   NLPL repository states that a published entry never changes
   (wiki.nlpl.eu/index.php/Vectors/home), so a different archive under the
   same name is an error, never silently accepted. Deleting the `.sha256`
-  file accepts the new archive.
+  file accepts the new archive. An archive given by URL (not by name) is
+  the exception the URL cache documents (docs/PRESETS.md, "Caches of
+  URLs"): `force=True` fetches it again and records the new digest, with
+  a WARNING naming the old and the new one.
 
 An archive given by local path is the user's own file: it is unpacked (its
 digest keys the unpack folder) but neither pinned nor recorded.
@@ -57,7 +60,9 @@ def read_record(archive_path):
     return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
-def check_download(archive_path, digest, pinned, label, source=None):
+def check_download(
+    archive_path, digest, pinned, label, source=None, accept_change=False
+):
     """Checks the digest of a downloaded archive (see the module docstring).
 
     Args:
@@ -66,10 +71,13 @@ def check_download(archive_path, digest, pinned, label, source=None):
         pinned: str or None. The registry's digest.
         label: str. How messages name the model.
         source: str or None. The URL it came from, for the record.
+        accept_change: bool. Record a digest that differs from the
+            recorded one (a `force=True` re-download of a URL) instead of
+            refusing it.
 
     Returns:
-        str: "pinned", "recorded" (first download of an unpinned archive)
-        or "matches-record".
+        str: "pinned", "recorded" (first download of an unpinned archive,
+        or an accepted change) or "matches-record".
 
     Raises:
         ArchiveDigestError: the digest differs from the pinned or recorded
@@ -85,15 +93,17 @@ def check_download(archive_path, digest, pinned, label, source=None):
         return "pinned"
     record = record_path(archive_path)
     recorded = read_record(archive_path)
-    if recorded is None:
+    if recorded is None or (accept_change and digest != recorded):
         with atomic_write(record) as f:
             json.dump({"sha256": digest, "source": source}, f, indent=2)
+        before = "" if recorded is None else f" (it was {recorded})"
         logger.warning(
-            "%s has no pinned sha256 (unpinned): this first download could "
-            "not be verified. Its sha256 %s is recorded in %s and every "
-            "later use is checked against it.",
+            "%s has no pinned sha256 (unpinned): this download could not be "
+            "verified. Its sha256 %s%s is recorded in %s and every later "
+            "use is checked against it.",
             label,
             digest,
+            before,
             record,
         )
         return "recorded"

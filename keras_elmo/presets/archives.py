@@ -148,7 +148,9 @@ def model_root(folder):
     return folder
 
 
-def unpack_archive(path, cache_dir=None, label=None, pinned=None, url=None):
+def unpack_archive(
+    path, cache_dir=None, label=None, pinned=None, url=None, accept_change=False
+):
     """The cache folder holding the unpacked model of the archive at `path`.
 
     Args:
@@ -159,6 +161,8 @@ def unpack_archive(path, cache_dir=None, label=None, pinned=None, url=None):
         url: str or None. Where a downloaded archive came from. When given
             (or when `pinned` is), the archive's digest is checked first
             (`keras_elmo.presets.archive_digest.check_download`).
+        accept_change: bool. Passed on to `check_download` (a URL fetched
+            again with `force=True`).
 
     Raises:
         UnsafeArchiveError: see the module docstring.
@@ -175,7 +179,9 @@ def unpack_archive(path, cache_dir=None, label=None, pinned=None, url=None):
         raise ValueError(f"{label} is neither a ZIP nor a tar(.gz) file.")
     digest = sha256_of(path)
     if pinned or url:
-        archive_digest.check_download(path, digest, pinned, label, url)
+        archive_digest.check_download(
+            path, digest, pinned, label, url, accept_change
+        )
     root = cache_root(cache_dir)
     target = os.path.join(root, f"{kind}-{digest[:20]}")
     if os.path.isdir(target):

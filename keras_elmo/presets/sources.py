@@ -121,7 +121,11 @@ def resolve_model(source, cache_dir=None, force=False):
                 (source,), cache_dir, force, key, None, suffix
             )
             folder = archives.unpack_archive(
-                path, cache_dir, f"archive {source}", url=source
+                path,
+                cache_dir,
+                f"archive {source}",
+                url=source,
+                accept_change=force,
             )
             return detect_model(folder, f"archive {source}")
         base = source.rstrip("/") + "/"

@@ -305,3 +305,28 @@ def test_options_with_several_other_hdf5_files_is_ambiguous(
     shutil.copy(weights, tmp_path / "b-elmo-weights.hdf5")
     with pytest.raises(FileNotFoundError, match="exactly one other .hdf5"):
         resolve_model(str(tmp_path))
+
+
+def test_an_archive_url_fetched_again_with_force_records_the_new_digest(
+    reference_weights, tmp_path, cache, server, caplog
+):
+    """docs/PRESETS.md, "Caches of URLs": unlike a name, a URL's archive
+    may change; `force=True` accepts the new one and says so."""
+    options, weights = reference_weights("tiny")
+    first = served(
+        server, "/m.zip", nlpl_zip(tmp_path / "a.zip", *[options, weights])
+    )
+    url = server.url + "m.zip"
+    resolve_model(url)
+    (cached,) = cache.glob("archive-*.zip")
+    assert archive_digest.read_record(cached) == first
+    second = served(
+        server,
+        "/m.zip",
+        nlpl_zip(tmp_path / "b.zip", *[options, weights], prefix="y/"),
+    )
+    assert resolve_model(url).path.endswith(os.sep + "y") is False  # cached
+    with caplog.at_level(logging.WARNING, archive_digest.__name__):
+        assert resolve_model(url, force=True).path.endswith(os.sep + "y")
+    assert f"{second} (it was {first})" in caplog.records[-1].getMessage()
+    assert archive_digest.read_record(cached) == second
