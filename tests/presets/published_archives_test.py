@@ -86,7 +86,7 @@ def test_nlpl_name_unpinned_records_on_first_download_then_checks(
 ):
     options, weights = reference_weights("tiny")
     digest = served(
-        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", *[options, weights])
+        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", options, weights)
     )
     with caplog.at_level(logging.WARNING, archive_digest.__name__):
         bilm = keras_elmo.BiLM.from_preset(NORELMO)
@@ -136,7 +136,7 @@ def test_a_changed_archive_is_refused_against_the_record(
 ):
     options, weights = reference_weights("tiny")
     first = served(
-        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", *[options, weights])
+        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", options, weights)
     )
     resolve_model(NORELMO)
     # The server now answers a different archive under the same ID.
@@ -162,7 +162,7 @@ def test_pinned_archive_is_checked_and_writes_no_record(
 ):
     options, weights = reference_weights("tiny")
     digest = served(
-        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", *[options, weights])
+        mirror, NORELMO_PATH, nlpl_zip(tmp_path / "a.zip", options, weights)
     )
     pin = digest if correct else "0" * 64
     pinned = dataclasses.replace(pa.find_archive(NORELMO), sha256=pin)
@@ -314,7 +314,7 @@ def test_an_archive_url_fetched_again_with_force_records_the_new_digest(
     may change; `force=True` accepts the new one and says so."""
     options, weights = reference_weights("tiny")
     first = served(
-        server, "/m.zip", nlpl_zip(tmp_path / "a.zip", *[options, weights])
+        server, "/m.zip", nlpl_zip(tmp_path / "a.zip", options, weights)
     )
     url = server.url + "m.zip"
     resolve_model(url)
@@ -323,10 +323,31 @@ def test_an_archive_url_fetched_again_with_force_records_the_new_digest(
     second = served(
         server,
         "/m.zip",
-        nlpl_zip(tmp_path / "b.zip", *[options, weights], prefix="y/"),
+        nlpl_zip(tmp_path / "b.zip", options, weights, prefix="y/"),
     )
-    assert resolve_model(url).path.endswith(os.sep + "y") is False  # cached
+    assert not resolve_model(url).path.endswith(os.sep + "y")  # cached
     with caplog.at_level(logging.WARNING, archive_digest.__name__):
         assert resolve_model(url, force=True).path.endswith(os.sep + "y")
     assert f"{second} (it was {first})" in caplog.records[-1].getMessage()
     assert archive_digest.read_record(cached) == second
+
+
+def test_efml_name_through_a_mirror_equals_sents2elmo(tmp_path, cache, mirror):
+    """`efml_zh` served as NLPL's repository 11 would: the package-written
+    fixture folder zipped under one top-level folder; the Embedder on the
+    name equals the package's `sents2elmo` (all layers and average)."""
+    from tests import efml_reference as ref
+
+    folder = ref.folder("word", "legacy")
+    path = tmp_path / "179.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for name in sorted(os.listdir(folder)):
+            z.write(os.path.join(folder, name), "zh.model/" + name)
+    served(mirror, "/repository/11/179.zip", path)
+    emb = keras_elmo.Embedder.from_preset("efml_zh")
+    sentences, layers, average = ref.reference("word")
+    for a, e in zip(emb.embed(sentences, layers="all"), layers):
+        ref.assert_relative(a, e)
+    for a, e in zip(emb.embed(sentences, layers="average"), average):
+        ref.assert_relative(a, e)
+    assert archive_digest.read_record(cache / "efml_zh.zip") is not None
