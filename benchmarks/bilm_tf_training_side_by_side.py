@@ -59,6 +59,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+# This checkout's keras_elmo (not an installed one) writes the provenance,
+# so it records this checkout's commit.
+sys.path.insert(0, REPO)
 
 import provenance  # noqa: E402
 
