@@ -18,7 +18,7 @@ from keras_elmo.models.bilm_inputs import check_char_ids
 from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
-from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
+from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
 from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
@@ -440,7 +440,7 @@ class BiLM(keras.Model):
 
         Reads the module's `variables/` checkpoint with TensorFlow 2 (no
         `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
-        See `keras_elmo.models.tfhub_checkpoint` for the variables read.
+        See `keras_elmo.weights.tfhub_checkpoint` for the variables read.
         `ElmoLayer.from_tfhub` also restores the module's learned mix.
 
         Args:
@@ -449,7 +449,7 @@ class BiLM(keras.Model):
                 from the variable shapes (clips, skip connections,
                 activation are not stored in the checkpoint).
             return_mix: bool. Also return the module's learned mix (see
-                `keras_elmo.models.tfhub_checkpoint.bilm_from_tfhub`).
+                `keras_elmo.models.checkpoint_bilm.bilm_from_tfhub`).
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
         return bilm_from_tfhub(

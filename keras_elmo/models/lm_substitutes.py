@@ -14,7 +14,7 @@ from keras import ops
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.models.bilm_tf_checkpoint import bilm_from_bilm_tf_checkpoint
+from keras_elmo.models.checkpoint_bilm import bilm_from_bilm_tf_checkpoint
 from keras_elmo.models.loading import load_language_model
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
@@ -120,7 +120,7 @@ class LMSubstitutes:
     def from_bilm_tf_checkpoint(cls, path, vocabulary, options=None):
         """From a bilm-tf training checkpoint (`model.ckpt-*`) and its
         `vocab.txt` (path or `Vocabulary`); `options` as in
-        `keras_elmo.models.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
+        `keras_elmo.weights.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
         if not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary.load(os.fspath(vocabulary))
         bilm, softmax = bilm_from_bilm_tf_checkpoint(BiLM, path, options)
