@@ -152,41 +152,29 @@ def _is_zip_name(source):
 
 def _fetch_archive(urls, cache_dir, force, key, sha256=None):
     """The cached copy `CACHE/<key>.zip` of the archive at the first of
-    `urls` that answers, downloaded through `keras.utils.get_file` (its
-    progress bar, its sha256 check when `sha256` is pinned) into a private
+    `urls` that answers (`download.fetch_first`: `keras.utils.get_file`,
+    the sha256 check when `sha256` is pinned), downloaded into a private
     folder and renamed into place."""
-    import keras
-
     root = download.cache_root(cache_dir)
     target = os.path.join(root, key + ".zip")
     if os.path.isfile(target) and not force:
         return target
     os.makedirs(root, exist_ok=True)
-    failures = []
-    for url in urls:
-        staging = tempfile.mkdtemp(prefix=download.PARTIAL_PREFIX, dir=root)
-        try:
-            keras.utils.get_file(
-                fname="archive.zip",
-                origin=url,
-                file_hash=sha256,
-                hash_algorithm="sha256",
-                cache_dir=staging,
-                cache_subdir="",
-                force_download=True,
-            )
-            os.replace(os.path.join(staging, "archive.zip"), target)
-            return target
-        except Exception as e:  # noqa: BLE001 (urllib, Keras)
-            failures.append(f"  {url}\n    -> {type(e).__name__}: {e}")
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    raise download.PresetDownloadError(
-        "Could not fetch the archive. URLs tried:\n"
-        + "\n".join(failures)
-        + f"\nWithout network, download it elsewhere and place it as "
-        f"{target} (or pass its local path)."
-    )
+    staging = tempfile.mkdtemp(prefix=download.PARTIAL_PREFIX, dir=root)
+    try:
+        path, _ = download.fetch_first(
+            urls,
+            "archive.zip",
+            staging,
+            what="the archive",
+            by_hand=f"download it elsewhere and place it as {target} (or "
+            "pass its local path).",
+            sha256=sha256,
+        )
+        os.replace(path, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def _in(folder):
