@@ -150,13 +150,13 @@ def _is_zip_name(source):
     return source.split("?", 1)[0].lower().endswith(".zip")
 
 
-def _fetch_archive(urls, cache_dir, force, key, sha256=None):
-    """The cached copy `CACHE/<key>.zip` of the archive at the first of
-    `urls` that answers (`download.fetch_first`: `keras.utils.get_file`,
-    the sha256 check when `sha256` is pinned), downloaded into a private
-    folder and renamed into place."""
+def _fetch_archive(urls, cache_dir, force, key, sha256=None, suffix=".zip"):
+    """The cached copy `CACHE/<key><suffix>` of the archive at the first of
+    `urls` that answers, downloaded through `keras.utils.get_file` (its
+    progress bar, its sha256 check when `sha256` is pinned) into a private
+    folder and renamed into place (`download.fetch_first`)."""
     root = download.cache_root(cache_dir)
-    target = os.path.join(root, key + ".zip")
+    target = os.path.join(root, key + suffix)
     if os.path.isfile(target) and not force:
         return target
     os.makedirs(root, exist_ok=True)
