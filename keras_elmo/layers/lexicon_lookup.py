@@ -8,6 +8,7 @@ special entries (`SPECIAL_NAMES`) with
 (`lookup_tables`), and serialize the same three settings.
 """
 
+from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
 from keras_elmo.text.lexicon_ops import lexicon_table
 
@@ -16,13 +17,22 @@ class LexiconLookup:
     """Mixin for a Keras layer that looks tokens up in a lexicon.
 
     Subclasses set `SPECIAL_NAMES` (e.g.
-    `unicode_lexicon.CHAR_SPECIALS`) and call `_set_lexicon` in
-    `__init__`; `get_config` adds `_lexicon_config()`.
+    `unicode_lexicon.CHAR_SPECIALS`); `get_config` adds
+    `_lexicon_config()`. The constructor's arguments are the layers'
+    (`lexicon`, `specials`, `max_characters_per_token`, and the standard
+    `keras.layers.Layer` ones).
     """
 
     SPECIAL_NAMES = ()
 
-    def _set_lexicon(self, lexicon, specials, max_characters_per_token):
+    def __init__(
+        self,
+        lexicon,
+        specials,
+        max_characters_per_token=char_vocab.MAX_CHARS_PER_TOKEN,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
         self.lexicon, self.specials = unicode_lexicon.check_lexicon(
             "lexicon", lexicon, specials, self.SPECIAL_NAMES
         )

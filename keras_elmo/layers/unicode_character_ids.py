@@ -60,8 +60,7 @@ class UnicodeCharacterIds(LexiconLookup, CharacterIds):
         max_characters_per_token=char_vocab.MAX_CHARS_PER_TOKEN,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self._set_lexicon(lexicon, specials, max_characters_per_token)
+        super().__init__(lexicon, specials, max_characters_per_token, **kwargs)
         if self.max_characters_per_token < 3:
             raise ValueError(
                 "Received an invalid value for argument "

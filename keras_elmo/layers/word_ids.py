@@ -6,7 +6,6 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import _check_string_dtype
 from keras_elmo.layers.character_ids import _to_string_tensor
 from keras_elmo.layers.lexicon_lookup import LexiconLookup
-from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
 from keras_elmo.text.lexicon_ops import tokens_to_word_ids
 
@@ -48,16 +47,6 @@ class WordIds(LexiconLookup, keras.layers.Layer):
     """
 
     SPECIAL_NAMES = unicode_lexicon.WORD_SPECIALS
-
-    def __init__(
-        self,
-        lexicon,
-        specials,
-        max_characters_per_token=char_vocab.MAX_CHARS_PER_TOKEN,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self._set_lexicon(lexicon, specials, max_characters_per_token)
 
     def __call__(self, tokens, *args, **kwargs):
         if not hasattr(tokens, "dtype") or isinstance(tokens, (list, tuple)):
