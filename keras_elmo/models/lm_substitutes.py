@@ -19,6 +19,7 @@ from keras_elmo.models.loading import load_language_model
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
 from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.utils.validation import check_path_like
 from keras_elmo.weights import model_files
 
 LM_FILES = ("options", "weights", "softmax", "vocabulary")
@@ -234,13 +235,9 @@ def _top_k(logp, k, exclude_boundaries, vocabulary):
 
 
 def _folder(source):
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            "Received an invalid value for argument `source`, expected a "
-            "shipped preset name or a folder, got "
-            f"{type(source).__name__}."
-        )
-    source = os.fspath(source)
+    source = check_path_like(
+        "source", source, "a shipped preset name or a folder"
+    )
     if source in available_presets():
         return preset_dir(source)
     if os.path.isdir(source):

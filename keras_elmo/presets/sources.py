@@ -43,6 +43,7 @@ from keras_elmo.presets import published_archives
 from keras_elmo.presets.model_formats import ResolvedModel
 from keras_elmo.presets.model_formats import allennlp_files
 from keras_elmo.presets.model_formats import detect_model
+from keras_elmo.utils.validation import check_path_like
 
 URL_SCHEMES = ("http://", "https://", "file://")
 
@@ -73,13 +74,11 @@ def resolve_model(source, cache_dir=None, force=False):
         return source
     if isinstance(source, (list, tuple)):
         return _pair(source, cache_dir, force)
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            "Received an invalid value for argument `source`, expected a "
-            "preset name, a folder, a .zip, a URL or hf://owner/repo, got "
-            f"{type(source).__name__}."
-        )
-    source = os.fspath(source)
+    source = check_path_like(
+        "source",
+        source,
+        "a preset name, a folder, a .zip, a URL or hf://owner/repo",
+    )
     if source in available_presets():
         return detect_model(preset_dir(source), f"shipped preset {source}")
     model = published.find_published(source)
