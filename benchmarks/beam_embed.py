@@ -1,6 +1,6 @@
 """`keras-elmo embed --runner` on the local runner vs in-process `embed`.
 
-    python benchmarks/beam_embed.py [--lines 1000] [--small 20]
+    python benchmarks/beam_embed.py [--lines 2000] [--small 20]
         [--preset elmo_small_en] [--modes embed,beam-1,beam-2-threads,...]
         [--results benchmarks/results/beam_embed.json]
 
@@ -24,6 +24,13 @@ difference gives the steady rate, `(lines - small) / (t_lines - t_small)`,
 and the fixed cost, `t_small - small / rate` (start-up, model loads,
 pipeline set-up). The machine has 2 cores shared with other jobs, so 2
 workers cannot gain much here; the figures show what the engine costs.
+
+Batching (`batching`): the same file through the same pipeline in this
+process (`keras_elmo.beam.embed_corpus`, 1 worker and 2 threads), with a
+randomly initialised `tiny` model (batching does not depend on the
+model), read from the handler's Beam metrics: sentences per RunInference
+batch and per model call against `--batch-size`, and tokens over padded
+positions.
 """
 
 import argparse
@@ -35,12 +42,16 @@ import sys
 import tempfile
 import time
 
-from provenance import provenance
-from provenance import write_json
-from real_text import EN_PD_LM
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+# This checkout's keras_elmo (provenance, `batching`), not an installed one.
+sys.path.insert(0, REPO)
+
+from provenance import provenance  # noqa: E402
+from provenance import write_json  # noqa: E402
+from real_text import EN_PD_LM  # noqa: E402
 
 DATA = EN_PD_LM
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 MODES = {
     "embed": [],
@@ -71,22 +82,78 @@ def read_lines(count):
     raise ValueError(f"en_pd_lm has fewer than {count} lines.")
 
 
-def run(mode, src, out, preset):
+def run(mode, src, out, preset, batch_size):
     argv = [sys.executable, "-m", "keras_elmo.cli.main", "embed", src, out]
     argv += ["--top", "--force", "--preset", preset] + MODES[mode]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    argv += ["--batch-size", str(batch_size)]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=REPO
+    )
     seconds = time.perf_counter() - start
     if done.returncode:
         raise RuntimeError(f"{mode} failed:\n{done.stderr[-3000:]}")
     return seconds, load
 
 
+def pipeline_options(mode):
+    """A Beam mode's command-line options as Beam pipeline options."""
+    _, runner, *rest = MODES[mode]
+    return [f"--runner={runner}"] + rest
+
+
+def batching(src, out, pipeline_args, batch_size, batch_tokens=4096):
+    """Batch statistics of the pipeline on `src`, from its metrics."""
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from keras_elmo.beam import BiLMModelHandler
+    from keras_elmo.beam import embed_corpus
+    from keras_elmo.beam.local_runner import runner_for
+
+    spec = {"random_weights": "tiny", "seed": 0}
+    handler = BiLMModelHandler(
+        spec, layers="top", batch_size=batch_size, batch_tokens=batch_tokens
+    )
+    options = PipelineOptions(list(pipeline_args))
+    pipeline = beam.Pipeline(runner=runner_for(options), options=options)
+    embed_corpus(pipeline, [src], out, handler, {"input": src})
+    result = pipeline.run()
+    result.wait_until_finish()
+    query = result.metrics().query(MetricsFilter().with_namespace("keras_elmo"))
+    found = {}
+    for kind in ("distributions", "counters"):
+        for metric in query[kind]:
+            value = metric.committed
+            if value is None:
+                value = metric.attempted
+            found[metric.key.metric.name] = value
+    batches = found["batch_sentences"]
+    calls = found["model_call_sentences"]
+    return {
+        "pipeline_options": list(pipeline_args),
+        "batch_size": batch_size,
+        "batch_tokens": batch_tokens,
+        "batches": batches.count,
+        "mean_batch_sentences": round(batches.sum / batches.count, 2),
+        "mean_batch_vs_batch_size": round(
+            batches.sum / batches.count / batch_size, 3
+        ),
+        "model_calls": calls.count,
+        "mean_model_call_sentences": round(calls.sum / calls.count, 2),
+        "tokens_over_padded_positions": round(
+            found["tokens"] / found["padded_positions"], 3
+        ),
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--small", type=int, default=20)
     parser.add_argument("--preset", default="elmo_small_en")
     parser.add_argument("--modes", default=",".join(MODES))
@@ -126,7 +193,9 @@ def main(argv=None):
             for size in (args.small, len(lines)):
                 out = os.path.join(tmp, f"{mode}-{size}")
                 out += ".hdf5" if mode == "embed" else ""
-                times[size] = run(mode, files[size], out, args.preset)
+                times[size] = run(
+                    mode, files[size], out, args.preset, args.batch_size
+                )
             (t_small, load_small), (t_all, load_all) = (
                 times[args.small],
                 times[len(lines)],
@@ -143,6 +212,16 @@ def main(argv=None):
             }
             results["modes"][mode] = entry
             print(mode, entry, flush=True)
+        results["batching"] = {
+            mode: batching(
+                files[len(lines)],
+                os.path.join(tmp, f"batching-{mode}"),
+                pipeline_options(mode),
+                args.batch_size,
+            )
+            for mode in ("beam-1", "beam-2-threads")
+        }
+        print("batching", results["batching"], flush=True)
     base = results["modes"].get("embed")
     if base:
         for entry in results["modes"].values():

@@ -1,24 +1,35 @@
 """Shows the Beam output-stream race that `SizeFlushedFnApiRunner` avoids.
 
     python tools/beam_flush_race.py [--elements 200000] [--period-ms 1]
+        [--switch-interval-us 1]
 
 Writes `--elements` 1 kB byte strings from this thread into Beam's
 `TimeBasedBufferingClosableOutputStream` (the stream the local gRPC runner
 gives its workers, with a 1000 ms period there) and counts what its flush
 callback received; then does the same with the size-only stream
 `SizeFlushedFnApiRunner` makes Beam use. A short period makes the race
-(`keras_elmo/beam/local_runner.py`) show within seconds; exits 1 if the
-size-only stream lost anything.
+(`keras_elmo/beam/local_runner.py`) show within seconds, and so does a
+short `sys.setswitchinterval` (`--switch-interval-us`, 1 by default;
+CPython's own is 5000): the interpreter then switches between the writing
+thread and the flush thread often enough that the flush lands between
+`get()` and `_clear()` many times a run, as it does now and then with the
+1 s period on a loaded machine. Exits 1 if the size-only stream lost
+anything; 0 otherwise (printing what the timer-flushed one lost).
 """
 
 import argparse
 import logging
+import sys
 
 from apache_beam.coders import coders
 from apache_beam.coders.coder_impl import create_InputStream
 from apache_beam.runners.worker import data_plane
 
 logger = logging.getLogger("beam_flush_race")
+
+ELEMENTS = 200_000
+PERIOD_MS = 1
+SWITCH_INTERVAL_US = 1.0
 
 
 def delivered(stream_class, elements, **kwargs):
@@ -44,24 +55,45 @@ def delivered(stream_class, elements, **kwargs):
     return count
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--elements", type=int, default=200_000)
-    parser.add_argument("--period-ms", type=int, default=1)
-    args = parser.parse_args()
+    parser.add_argument("--elements", type=int, default=ELEMENTS)
+    parser.add_argument("--period-ms", type=int, default=PERIOD_MS)
+    parser.add_argument(
+        "--switch-interval-us", type=float, default=SWITCH_INTERVAL_US
+    )
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", force=True)
-    timed = delivered(
-        data_plane.TimeBasedBufferingClosableOutputStream,
-        args.elements,
-        time_flush_threshold_ms=args.period_ms,
-    )
-    sized = delivered(
-        data_plane.SizeBasedBufferingClosableOutputStream, args.elements
-    )
+    timed, sized = race(args.elements, args.period_ms, args.switch_interval_us)
     logger.info("written:                        %d", args.elements)
     logger.info("received, timer flush (Beam's): %d", timed)
     logger.info("received, size-only flush:      %d", sized)
     return 0 if sized == args.elements else 1
+
+
+def race(elements, period_ms, switch_interval_us=None):
+    """`(received with Beam's timer flush, received with size-only)`, with
+    `sys.setswitchinterval` at `switch_interval_us` meanwhile (None:
+    CPython's as it is)."""
+    saved = sys.getswitchinterval()
+    if switch_interval_us is not None:
+        sys.setswitchinterval(switch_interval_us * 1e-6)
+    try:
+        return _race(elements, period_ms)
+    finally:
+        sys.setswitchinterval(saved)
+
+
+def _race(elements, period_ms):
+    timed = delivered(
+        data_plane.TimeBasedBufferingClosableOutputStream,
+        elements,
+        time_flush_threshold_ms=period_ms,
+    )
+    sized = delivered(
+        data_plane.SizeBasedBufferingClosableOutputStream, elements
+    )
+    return timed, sized
 
 
 if __name__ == "__main__":

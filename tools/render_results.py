@@ -53,10 +53,11 @@ SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
 # here); benchmarks/RESULTS.md prints each under its file's section.
 CAVEATS = {
     "benchmarks/results/beam_embed.json": (
-        "Measured at d7cdf11, before the char-CNN computed only each "
-        "token's own windows (de6480b); not rerun since. The gap to "
-        "`embed` is in the steady rate (`steady_vs_embed`), not only "
-        "start-up."
+        "Measured on the 2-core machine while CI and other jobs ran (load "
+        "average 6 to 9, in `load_before`): every rate is a fraction of an "
+        "idle machine's, and the modes ran one after another under "
+        "changing load, so their ratios carry that noise. The batch "
+        "statistics (`batching`) do not depend on load."
     ),
     "benchmarks/results/train_defaults.json": (
         "Both runs were written with uncommitted changes, and "

@@ -14,7 +14,6 @@ except ImportError as e:  # pragma: no cover - exercised without the extra
 from keras_elmo.beam.local_runner import SizeFlushedFnApiRunner  # noqa: E402
 from keras_elmo.beam.model_handler import BiLMModelHandler  # noqa: E402
 from keras_elmo.beam.output_dir import prepare_output_dir  # noqa: E402
-from keras_elmo.beam.pipeline import BatchByLength  # noqa: E402
 from keras_elmo.beam.pipeline import EmbedBatches  # noqa: E402
 from keras_elmo.beam.pipeline import ReadSentences  # noqa: E402
 from keras_elmo.beam.pipeline import embed_corpus  # noqa: E402
@@ -25,7 +24,6 @@ __all__ = [
     "BiLMModelHandler",
     "SizeFlushedFnApiRunner",
     "ReadSentences",
-    "BatchByLength",
     "EmbedBatches",
     "WriteEmbeddings",
     "embed_corpus",

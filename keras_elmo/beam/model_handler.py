@@ -10,22 +10,46 @@ Why a model handler of ours rather than Beam's
   (`keras_elmo.export.embedding_runners`) take a list of token lists, pad
   in graph and return one `[L + 1, n, 2P]` array per sentence;
 - they load a SavedModel or a `tf.keras` model by path; we load every
-  source `BiLM.from_preset` accepts (the shipped `elmo_small_en`, a
-  published model by name, a folder, a URL, `hf://`), a SavedModel from
-  `keras-elmo export` (local or `gs://`-style), a `keras-elmo train`
-  output or a `.keras` file, with the token-embedding cache (`vocab`),
-  through the same spec and resolver as in-process `keras-elmo embed`
-  (`keras_elmo.export.model_spec.load_spec`), so a worker computes the
-  vectors the command computes;
+  source `resolve_model` accepts, through the same spec and resolver as
+  in-process `keras-elmo embed` (`keras_elmo.export.model_spec.load_spec`),
+  so a worker computes the vectors the command computes;
 - the model outputs are several (`word_emb`, `lstm_outputs1..L`), reduced
   per sentence to what is stored (`all`, `top`, `average`).
 
-Each worker process loads the model once (`load_model`, shared by its
-threads through RunInference's `Shared` handle). The handler itself holds
-only strings and numbers, so Beam ships it to workers by value; the model
-files must be readable where the workers run (see docs/BEAM.md).
+Batching is RunInference's own (`beam.BatchElements`, configured through
+`ModelHandler`'s arguments): `batch_length_fn` (the sentence's token
+count) with `batch_bucket_boundaries=BUCKET_BOUNDARIES` and
+`max_batch_duration_secs=BUFFER_SECONDS` select Beam's stateful,
+length-aware path, which keys each sentence by (worker, length bucket)
+and fills batches of exactly `min_batch_size = max_batch_size =
+batch_size` sentences per key; only the last batch of each key is
+partial (docs/BEAM.md quotes the mean batch size measured on real
+text). Beam 2.77's `max_batch_weight` cannot bound the padded tokens
+instead: `ModelHandler` passes it to
+`BatchElements`, which has no such argument (a `TypeError` when the
+pipeline is built). So the token budget is kept inside `run_inference`:
+a batch is sorted by length and cut into model calls of at most
+`batch_tokens` padded positions (`len(call) * longest`; a longer sentence
+is a call of its own). The biLM is stateless: a sentence's vectors do not
+depend on the rest of its batch.
+
+Models: RunInference loads the model once per worker process (its
+`Shared` handle; the threads of a process share it) and never on the
+launching machine. `share_model_across_processes` is left off: it would
+serve every batch of a machine from one model process over a socket (for
+models too big for one copy per process); an ELMo fits one copy per
+worker process, and CPU inference then runs in every process.
+
+What the workers loaded reaches the manifest through each prediction's
+`model_id`: a JSON object of `num_layers`, `dim`, `max_tokens`, the
+model's description and its digest (`model_identity`,
+`keras_elmo.export.run_identity`). The manifest is written only if every
+worker reported the same one.
 """
 
+import json
+
+from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
@@ -34,21 +58,93 @@ from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_records import DTYPES
 from keras_elmo.export.model_spec import check_spec
 from keras_elmo.export.model_spec import load_spec
+from keras_elmo.export.model_spec import source_of
+from keras_elmo.utils.validation import check_positive_int
+
+# Token-count buckets (lower-inclusive, as `BatchElements` cuts them):
+# [0, 8), [8, 16), [16, 24), ..., [512, inf). Few enough that 2,000 real
+# lines fill most batches, fine enough that padding stays small.
+BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+# How long a partial batch may wait for more sentences of its bucket: 0
+# sets no processing-time timer, so a key's last, partial batch is flushed
+# only by the end of the (global) window, i.e. once its input is complete.
+# A positive value would flush partial batches on a timer, which Beam
+# 2.77's BundleBasedDirectRunner can deliver after a downstream
+# GroupByKey completed (an AssertionError in its `_GroupByKeyOnly`).
+BUFFER_SECONDS = 0
+
+
+# Beam metrics (namespace `keras_elmo`): sentences per RunInference batch
+# and per model call; tokens and padded positions (`len(call) * longest`).
+BATCH_SENTENCES = Metrics.distribution("keras_elmo", "batch_sentences")
+CALL_SENTENCES = Metrics.distribution("keras_elmo", "model_call_sentences")
+TOKENS = Metrics.counter("keras_elmo", "tokens")
+PADDED = Metrics.counter("keras_elmo", "padded_positions")
+
+
+def keyed_length(element):
+    """Tokens of a `((file, line), (sentence, tokens))` element."""
+    return len(element[1][1])
+
+
+def model_calls(batch, batch_tokens):
+    """Index lists of `batch`, by length, each one model call of at most
+    `batch_tokens` padded positions (`len(call) * longest`)."""
+    order = sorted(range(len(batch)), key=lambda i: len(batch[i][1]))
+    calls, call, longest = [], [], 0
+    for i in order:
+        n = len(batch[i][1])
+        if call and (len(call) + 1) * max(longest, n) > batch_tokens:
+            calls.append(call)
+            call, longest = [], 0
+        call.append(i)
+        longest = max(longest, n)
+    if call:
+        calls.append(call)
+    return calls
+
+
+def model_facts(embedder, description):
+    """The JSON `model_id` of a loaded embedder (see the module doc)."""
+    identity = getattr(embedder, "identity", None)
+    return json.dumps(
+        {
+            "num_layers": int(embedder.num_layers),
+            "dim": int(embedder.output_dim),
+            "max_tokens": embedder.max_tokens,
+            "model": description,
+            "model_identity": identity,
+        },
+        sort_keys=True,
+    )
+
+
+class LoadedModel:
+    """A worker's embedder and its `model_facts` JSON (Beam's `Shared`
+    handle holds it by weak reference, which a tuple does not allow)."""
+
+    def __init__(self, embedder, facts):
+        self.embedder = embedder
+        self.facts = facts
 
 
 class BiLMModelHandler(ModelHandler):
     """Embeds `(sentence, tokens)` examples; one array per example.
 
+    Used keyed (`KeyedModelHandler`, as `EmbedBatches` does): Beam's
+    batching sees `((file, line), (sentence, tokens))` elements.
+
     Args:
         spec: dict. The model, as `keras-elmo embed`'s arguments name it:
-            keys among `model` (SavedModel dir, TF Serving base dir,
-            `keras-elmo train` output, `.keras` file, or a `gs://`-style
-            SavedModel URI), `options` + `weights`, `preset` (anything
-            `BiLM.from_preset` accepts), `seed`, `vocab`. Paths must be
-            readable on the workers.
+            keys among `model`, `options` + `weights`, `preset`, `seed`,
+            `vocab`, `random_weights` (`keras_elmo.export.model_spec`).
+            Paths must be readable on the workers.
         layers: str. What is stored per sentence: `"all"` (`[L + 1, m,
             2P]`), `"top"` or `"average"` (`[m, 2P]`).
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
+        batch_size: int. Sentences per RunInference batch (Beam's
+            `min_batch_size` and `max_batch_size`).
+        batch_tokens: int. Padded positions per model call at most.
         loader: callable `spec -> (embedder, description)`, a module-level
             function (Beam ships it by reference): by default
             `keras_elmo.export.model_spec.load_spec`.
@@ -58,11 +154,20 @@ class BiLMModelHandler(ModelHandler):
             its tokens (tuple of bytes).
 
     Returns:
-        A `PredictionResult(example, inference)` per example, `inference`
-        the stored array (`m = min(n, max_tokens)` tokens).
+        A `PredictionResult(example, inference, model_id)` per example,
+        `inference` the stored array (`m = min(n, max_tokens)` tokens),
+        `model_id` the JSON of `model_facts`.
     """
 
-    def __init__(self, spec, layers="all", dtype="float32", loader=load_spec):
+    def __init__(
+        self,
+        spec,
+        layers="all",
+        dtype="float32",
+        batch_size=64,
+        batch_tokens=4096,
+        loader=load_spec,
+    ):
         check_spec(spec)
         if layers not in LAYER_MODES:
             raise ValueError(
@@ -74,24 +179,40 @@ class BiLMModelHandler(ModelHandler):
                 "Received an invalid value for argument `dtype`, expected "
                 f"one of {DTYPES}, got {dtype!r}."
             )
-        super().__init__()
+        check_positive_int("batch_size", batch_size)
+        check_positive_int("batch_tokens", batch_tokens)
+        super().__init__(
+            min_batch_size=batch_size,
+            max_batch_size=batch_size,
+            max_batch_duration_secs=BUFFER_SECONDS,
+            batch_length_fn=keyed_length,
+            batch_bucket_boundaries=list(BUCKET_BOUNDARIES),
+        )
         self.spec = dict(spec)
         self.layers = layers
         self.dtype = dtype
+        self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.loader = loader
 
     def load_model(self):
-        embedder, _ = self.loader(self.spec)
-        return embedder
+        embedder, description = self.loader(self.spec)
+        return LoadedModel(embedder, model_facts(embedder, description))
 
     def run_inference(self, batch, model, inference_args=None):
-        vectors = model([list(tokens) for _, tokens in batch])
+        vectors = [None] * len(batch)
+        BATCH_SENTENCES.update(len(batch))
+        for call in model_calls(batch, self.batch_tokens):
+            lengths = [len(batch[i][1]) for i in call]
+            CALL_SENTENCES.update(len(call))
+            TOKENS.inc(sum(lengths))
+            PADDED.inc(len(call) * max(lengths))
+            outputs = model.embedder([list(batch[i][1]) for i in call])
+            for i, layers in zip(call, outputs):
+                vectors[i] = select_layers(layers, self.layers)
         return [
-            PredictionResult(
-                example,
-                select_layers(layers, self.layers).astype(self.dtype),
-            )
-            for example, layers in zip(batch, vectors)
+            PredictionResult(example, v.astype(self.dtype), model.facts)
+            for example, v in zip(batch, vectors)
         ]
 
     def get_num_bytes(self, batch):
@@ -101,16 +222,16 @@ class BiLMModelHandler(ModelHandler):
         return "keras_elmo"
 
 
-def describe_output(spec, loader=load_spec):
-    """`{num_layers, dim, max_tokens, model, model_identity}` of a spec's
-    model, loaded once here (for the manifest). `model_identity` is the
-    runner's digest of the model (`keras_elmo.export.run_identity`), so
-    a manifest says which weights made its vectors."""
-    embedder, description = loader(spec)
-    return {
-        "num_layers": int(embedder.num_layers),
-        "dim": int(embedder.output_dim),
-        "max_tokens": embedder.max_tokens,
-        "model": description,
-        "model_identity": getattr(embedder, "identity", None),
-    }
+def describe_spec(spec):
+    """The manifest's `model_source`, from the spec alone (nothing is
+    loaded or downloaded here: the workers load the model)."""
+    check_spec(spec)
+    if spec.get("random_weights"):
+        source = f"random_weights={spec['random_weights']}"
+    else:
+        source = source_of(spec)
+    if isinstance(source, tuple):
+        source = f"options={source[0]}, weights={source[1]}"
+    if spec.get("vocab"):
+        source += f", vocab={spec['vocab']}"
+    return {"model_source": source}

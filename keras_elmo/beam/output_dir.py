@@ -1,14 +1,17 @@
 """The output directory of a Beam run: never mix old and new shards.
 
 A run writes `embeddings-*.tfrecord` shards and `manifest.json` into its
-output directory (and `embeddings-*.tmp-*` files while it writes them).
+output directory (and, while it writes them, Beam's temporary folder
+`beam-temp-embeddings-*` and `manifest.json.tmp`).
 A rerun over a directory holding any of them would leave old shards
 next to new ones (a different shard count does not overwrite them all),
 so it is refused unless `force`, which deletes them first. Other files
 in the directory are left alone.
 """
 
+import glob
 import logging
+import os
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -18,20 +21,26 @@ from keras_elmo.export.embedding_records import SHARD_PREFIX
 logger = logging.getLogger(__name__)
 
 # What earlier runs may have left (glob patterns relative to the output).
+TEMP_DIRS = "beam-temp-" + SHARD_PREFIX + "-*"  # WriteToTFRecord's
 OWN_PATTERNS = (
     SHARD_PREFIX + "-*",
+    TEMP_DIRS + "/*",
     MANIFEST,
     MANIFEST + ".tmp",
 )
 
 
 def existing_outputs(output_dir):
-    """Paths in `output_dir` that a run writes (sorted)."""
+    """Paths in `output_dir` that a run writes (sorted): files, and on a
+    local disk Beam's temporary folders, even empty (an object store has
+    no folders, only the files under them)."""
     found = set()
     for pattern in OWN_PATTERNS:
         spec = FileSystems.join(output_dir, pattern)
         for result in FileSystems.match([spec]):
             found.update(m.path for m in result.metadata_list)
+    if "://" not in output_dir:
+        found.update(glob.glob(os.path.join(output_dir, TEMP_DIRS)))
     return sorted(found)
 
 
@@ -52,6 +61,18 @@ def prepare_output_dir(output_dir, force=False):
         )
     if old:
         logger.warning("Deleting %d files of an earlier run.", len(old))
-        FileSystems.delete(old)
+        for path in old:  # a local temporary folder goes with its files
+            if FileSystems.exists(path):
+                FileSystems.delete([path])
+        temp_dirs = {
+            FileSystems.split(path)[0]
+            for path in old
+            if FileSystems.split(FileSystems.split(path)[0])[1].startswith(
+                TEMP_DIRS[:-1]
+            )
+        }
+        for folder in sorted(temp_dirs):  # as Beam's sink deletes its own
+            if FileSystems.exists(folder):
+                FileSystems.delete([folder])
     if not FileSystems.exists(output_dir):
         FileSystems.mkdirs(output_dir)

@@ -1,28 +1,14 @@
 """The Beam pipeline of `keras-elmo embed --runner`: files -> TFRecord shards.
 
     lines  --ReadSentences-->  ((file, line), (sentence, tokens))
-           --BatchByLength-->  lists of those, one length bucket each,
-                               at most `batch_tokens` padded tokens
-           --EmbedBatches--->  (key, sentence, tokens, vectors)
-                               (RunInference + `BiLMModelHandler`)
+           --EmbedBatches--->  (key, sentence, tokens, vectors, model_id)
+                               (RunInference + `BiLMModelHandler`, with
+                               Beam's own length-bucketed batching)
            --WriteEmbeddings-> embeddings-*.tfrecord + manifest.json
 
-Batching: a sentence of `n` tokens goes to the length bucket whose upper
-bound `b` is the first of `BUCKET_BOUNDS` >= n, and to one of
-`shards_per_bucket` sub-keys (a hash of its key) so that a bucket spreads
-over workers; after the GroupByKey, each group is cut into batches of at
-most `batch_size` sentences and `batch_tokens` padded positions
-(`len(batch) * max(n)`; a longer sentence is a batch of its own). A
-bucket's lengths differ by at most 25% above 16 tokens, so padding stays
-small, as with `keras-elmo embed`'s sort by length. The biLM is stateless:
-a sentence's vectors do not depend on the rest of its batch, so any
-batching gives the in-process command's vectors.
-
-Shards and faults: `keras_elmo.beam.write_embeddings`.
+Batching is RunInference's (`keras_elmo.beam.model_handler`); shards,
+counts and faults: `keras_elmo.beam.write_embeddings`.
 """
-
-import bisect
-import zlib
 
 import apache_beam as beam
 from apache_beam.io import fileio
@@ -36,24 +22,6 @@ from keras_elmo.beam.write_embeddings import WriteEmbeddings
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import sentence_text
 from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.utils.validation import check_positive_int
-
-
-def _bucket_bounds():
-    bounds = list(range(0, 17))
-    while bounds[-1] < 1 << 20:
-        bounds.append(bounds[-1] + max(1, bounds[-1] // 4))
-    return tuple(bounds)
-
-
-BUCKET_BOUNDS = _bucket_bounds()  # 0..16, then +25% steps
-
-
-def length_bucket(num_tokens):
-    """Index of the first bound >= `num_tokens` (longer: the last)."""
-    return min(
-        bisect.bisect_left(BUCKET_BOUNDS, num_tokens), len(BUCKET_BOUNDS)
-    )
 
 
 class _ReadLines(beam.DoFn):
@@ -105,112 +73,53 @@ class ReadSentences(beam.PTransform):
         )
 
 
-class _SplitIntoBatches(beam.DoFn):
-    def __init__(self, batch_size, batch_tokens):
-        self.batch_size = batch_size
-        self.batch_tokens = batch_tokens
-
-    def process(self, group):
-        batch, longest = [], 0
-        for item in group[1]:
-            n = len(item[1][1])
-            cost = (len(batch) + 1) * max(longest, n)
-            if batch and (
-                len(batch) == self.batch_size or cost > self.batch_tokens
-            ):
-                yield batch
-                batch, longest = [], 0
-            batch.append(item)
-            longest = max(longest, n)
-        if batch:
-            yield batch
-
-
-def _bucket_key(shards):
-    def key(item):
-        (path, line), (_, tokens) = item
-        data = f"{path}\0{line}".encode("utf-8", "surrogateescape")
-        return (length_bucket(len(tokens)), zlib.crc32(data) % shards), item
-
-    return key
-
-
-class BatchByLength(beam.PTransform):
-    """Keyed sentences -> lists of them, by length bucket and token budget.
-
-    Args:
-        batch_size: int. At most this many sentences per batch.
-        batch_tokens: int. At most this many padded positions per batch
-            (`len(batch) * longest`), unless one sentence alone is longer.
-        shards_per_bucket: int. Sub-keys per length bucket (parallelism of
-            a bucket after the GroupByKey).
-    """
-
-    def __init__(self, batch_size=64, batch_tokens=4096, shards_per_bucket=16):
-        super().__init__()
-        check_positive_int("batch_size", batch_size)
-        check_positive_int("batch_tokens", batch_tokens)
-        check_positive_int("shards_per_bucket", shards_per_bucket)
-        self.batch_size = batch_size
-        self.batch_tokens = batch_tokens
-        self.shards_per_bucket = shards_per_bucket
-
-    def expand(self, sentences):
-        return (
-            sentences
-            | "Bucket" >> beam.Map(_bucket_key(self.shards_per_bucket))
-            | "Group" >> beam.GroupByKey()
-            | "Split"
-            >> beam.ParDo(_SplitIntoBatches(self.batch_size, self.batch_tokens))
-        )
-
-
 def _flatten(keyed_result):
     key, result = keyed_result
     sentence, tokens = result.example
-    return key, sentence, tokens, result.inference
+    return key, sentence, tokens, result.inference, result.model_id
 
 
 class EmbedBatches(beam.PTransform):
-    """Batches -> `(key, sentence, tokens, vectors)` via RunInference.
+    """Keyed sentences -> `(key, sentence, tokens, vectors, model_id)`.
 
-    The batches are formed by `BatchByLength`, so RunInference's own
-    batching is switched off (`with_no_batching`).
+    RunInference batches them itself, as the handler's batching arguments
+    say (length buckets, `batch_size` sentences per batch), and loads the
+    model once per worker process.
     """
 
     def __init__(self, model_handler):
         super().__init__()
         self.model_handler = model_handler
 
-    def expand(self, batches):
-        handler = KeyedModelHandler(self.model_handler).with_no_batching()
+    def expand(self, sentences):
+        handler = KeyedModelHandler(self.model_handler)
         return (
-            batches
+            sentences
             | "RunInference" >> RunInference(handler)
             | "Flatten" >> beam.Map(_flatten)
         )
 
 
 def embed_corpus(
-    pipeline,
-    patterns,
-    output_dir,
-    model_handler,
-    header,
-    batch_size=64,
-    batch_tokens=4096,
-    shards_per_bucket=16,
-    num_shards=0,
+    pipeline, patterns, output_dir, model_handler, header, num_shards=0
 ):
     """Adds the whole embedding pipeline to `pipeline`; returns the
-    PCollection holding the manifest's path once written."""
+    PCollection holding the manifest's path once written.
+
+    Args:
+        pipeline: a `beam.Pipeline`.
+        patterns: list of str. Input globs (any Beam file system).
+        output_dir: str. The output directory (`prepare_output_dir` it
+            first).
+        model_handler: a `BiLMModelHandler` (model, layers, dtype,
+            batching).
+        header: dict. Manifest entries (input, options); the model's
+            shapes and digest come from the workers.
+        num_shards: int. Output shards; 0 lets the runner choose.
+    """
     sentences = pipeline | "Read" >> ReadSentences(patterns)
     lines_read = sentences | "LinesRead" >> beam.combiners.Count.Globally()
-    records = (
-        sentences
-        | "Batch" >> BatchByLength(batch_size, batch_tokens, shards_per_bucket)
-        | "Embed" >> EmbedBatches(model_handler)
-    )
+    records = sentences | "Embed" >> EmbedBatches(model_handler)
     return records | "Write" >> WriteEmbeddings(
         output_dir, header, model_handler.dtype, num_shards, lines_read
     )

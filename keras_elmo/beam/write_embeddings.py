@@ -1,29 +1,28 @@
 """`WriteEmbeddings`: embedded sentences -> TFRecord shards + manifest.
 
-Shards: a record goes to shard `crc32(file, line) % num_shards`; after a
-GroupByKey, one DoFn call writes a whole shard to a temporary file and
-renames it to `embeddings-IIIII-of-NNNNN.tfrecord`, so a retried call
-rewrites the whole shard, never half of it, and two attempts at one
-shard leave one complete file. With `num_shards=0` the count comes from
-the encoded size (`SHARD_BYTES` per shard).
+Shards: Beam's own `WriteToTFRecord` writes
+`OUTPUT/embeddings-SSSSS-of-NNNNN.tfrecord` (`num_shards` of them, or as
+many as the runner's bundles with `num_shards=0`). Its file-based sink
+writes each bundle into a temporary file under
+`OUTPUT/beam-temp-embeddings-*` and, once every bundle is done, renames
+the files of the successful attempts only: a retried bundle leaves no
+half or doubled shard, and the temporary folder is removed.
 
-Faults: every step is a plain Beam transform, so a failed bundle is
-retried by the runner and its partial output discarded. The manifest is
-written last, from combined counts (exactly once, unlike metrics), and
-only after checking that the shards hold exactly one record per embedded
-line and (from `embed_corpus`) that every line read was embedded: a
-record lost anywhere on the way fails the pipeline instead of leaving a
-silently short output.
+The manifest is written last, from combined counts (exactly once, unlike
+metrics), and only after checking, from the shards as written (their
+TFRecord frames counted back), that they hold exactly one record per
+embedded line, that (from `embed_corpus`) every line read was embedded,
+and that every worker loaded the same model: a record lost anywhere on
+the way fails the pipeline instead of leaving a silently short output.
 """
 
 import json
-import math
-import uuid
-import zlib
+import struct
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.tfrecordio import _TFRecordUtil
+from apache_beam.io.tfrecordio import WriteToTFRecord
 
 from keras_elmo.export.embed_lines import is_utf8
 from keras_elmo.export.embedding_records import COUNTS
@@ -33,14 +32,17 @@ from keras_elmo.export.embedding_records import SHARD_PREFIX
 from keras_elmo.export.embedding_records import SHARD_SUFFIX
 from keras_elmo.export.embedding_records import encode_record
 
-SHARD_BYTES = 128 << 20  # encoded bytes per shard when num_shards=0
-MAX_AUTO_SHARDS = 10_000
+SHARD_TEMPLATE = "-SSSSS-of-NNNNN"
+FRAME_HEADER = 12  # uint64 length + masked CRC-32C of the length
+FRAME_FOOTER = 4  # masked CRC-32C of the data
+MODEL_FACTS = ("num_layers", "dim", "max_tokens", "model", "model_identity")
 
 
-def _counts(record, max_tokens):
-    _, sentence, tokens, _ = record
+def _counts(record):
+    """`COUNTS` of one record; the embedded tokens are the vectors'."""
+    _, sentence, tokens, vectors, _ = record
     n = len(tokens)
-    kept = n if max_tokens is None else min(n, max_tokens)
+    kept = int(vectors.shape[-2]) if n else 0
     return (1, n, kept, int(n == 0), int(not is_utf8(sentence)), int(kept < n))
 
 
@@ -51,98 +53,101 @@ def _sum_counts(rows):
     return tuple(totals)
 
 
-def shard_path(output_dir, index, num_shards):
-    """`OUTPUT/embeddings-IIIII-of-NNNNN.tfrecord`."""
-    name = f"{SHARD_PREFIX}-{index:05d}-of-{num_shards:05d}{SHARD_SUFFIX}"
-    return FileSystems.join(output_dir, name)
+def count_frames(path):
+    """TFRecord records in the file at `path` (any Beam file system),
+    from their frame headers: the data is skipped, not read.
+
+    Raises:
+        RuntimeError: the file ends inside a frame (it is truncated).
+    """
+    (match,) = FileSystems.match([path])
+    size = match.metadata_list[0].size_in_bytes
+    count, position = 0, 0
+    with FileSystems.open(
+        path,
+        mime_type="application/octet-stream",
+        compression_type=CompressionTypes.UNCOMPRESSED,
+    ) as f:
+        while position < size:
+            f.seek(position)
+            header = f.read(FRAME_HEADER)
+            if len(header) < FRAME_HEADER:
+                raise RuntimeError(f"Shard {path!r} ends inside a record.")
+            (length,) = struct.unpack("<Q", header[:8])
+            position += FRAME_HEADER + length + FRAME_FOOTER
+            count += 1
+    if position != size:
+        raise RuntimeError(f"Shard {path!r} ends inside a record.")
+    return count
 
 
-def write_record(f, data):
-    """One TFRecord frame (length, masked CRC-32C of the length, data,
-    masked CRC-32C of the data): the framing of Beam's own
-    `WriteToTFRecord`, which this helper of `apache_beam.io.tfrecordio`
-    writes."""
-    _TFRecordUtil.write_record(f, data)
+def _count_shard(path):
+    return FileSystems.split(path)[1], count_frames(path)
 
 
-def _write_then_rename(final, tmp, write):
-    """Calls `write(f)` on a new file `tmp`, then renames it to `final`
-    (a reader never sees a partial `final`); `tmp` is deleted if that
-    fails. Returns what `write` returned."""
-    try:
-        with FileSystems.create(tmp) as f:
-            result = write(f)
-        FileSystems.rename([tmp], [final])
-    except BaseException:
-        _delete_quietly(tmp)
-        raise
-    return result
-
-
-def _delete_quietly(path):
-    try:
-        FileSystems.delete([path])
-    except Exception:  # noqa: BLE001 - best effort; the error is raised
-        pass
-
-
-def _tmp_name(final):
-    """A temporary name beside `final`, unique to this attempt."""
-    return f"{final}.tmp-{uuid.uuid4().hex}"
-
-
-def auto_num_shards(total_bytes):
-    """Shards for `total_bytes` of encoded records: one per `SHARD_BYTES`
-    (at least 1, at most `MAX_AUTO_SHARDS`)."""
-    return min(MAX_AUTO_SHARDS, max(1, math.ceil(total_bytes / SHARD_BYTES)))
-
-
-def _shard_key(record, num_shards):
-    (path, line), data = record
-    key = f"{path}\0{line}".encode("utf-8", "surrogateescape")
-    return zlib.crc32(key) % num_shards, data
-
-
-class _WriteShard(beam.DoFn):
-    """`(index, records)` -> the whole shard file, then `(name, count)`."""
-
-    def __init__(self, output_dir):
-        self.output_dir = output_dir
-
-    def process(self, group, num_shards):
-        index, records = group
-        final = shard_path(self.output_dir, index, num_shards)
-
-        def write(f):
-            count = 0
-            for data in records:
-                write_record(f, data)
-                count += 1
-            return count
-
-        count = _write_then_rename(final, _tmp_name(final), write)
-        yield FileSystems.split(final)[1], count
-
-
-def check_shard_counts(counts, written, num_shards, lines_read=None):
+def check_shard_counts(counts, written, lines_read=None):
     """Raises RuntimeError unless the shards written hold one record per
-    embedded line (`counts[0]`), no shard index is out of range and, when
-    `lines_read` is given, every line read was embedded."""
-    names = [name for name, _ in written]
+    embedded line (`counts[0]`), their names say one shard count that
+    they all make up, and, when `lines_read` is given, every line read
+    was embedded.
+
+    Args:
+        counts: tuple of the `COUNTS` totals.
+        written: list of `(shard name, records in it)`.
+        lines_read: int or None.
+    """
+    names = sorted(name for name, _ in written)
     if len(set(names)) != len(names):
-        raise RuntimeError(f"A shard was reported twice: {sorted(names)}")
+        raise RuntimeError(f"A shard was reported twice: {names}")
     if lines_read is not None and lines_read != counts[0]:
         raise RuntimeError(
             f"{lines_read} lines were read but {counts[0]} were embedded; "
             "the output is incomplete and no manifest was written."
         )
+    totals = {name.rsplit("-of-", 1)[-1] for name in names}
     in_shards = sum(count for _, count in written)
-    if in_shards != counts[0] or len(written) > num_shards:
+    expected = [f"{len(names):05d}{SHARD_SUFFIX}"] if names else []
+    if in_shards != counts[0] or sorted(totals) != expected:
         raise RuntimeError(
-            f"The shards hold {in_shards} records in {len(written)} files, "
-            f"but {counts[0]} lines were embedded into {num_shards} shards; "
-            "the output is incomplete and no manifest was written."
+            f"The shards hold {in_shards} records in {len(names)} files "
+            f"({names[:3]}...), but {counts[0]} lines were embedded; the "
+            "output is incomplete and no manifest was written."
         )
+
+
+def check_one_model(model_ids):
+    """The manifest entries of the one model every worker loaded (JSON
+    `model_id`s of `keras_elmo.beam.model_handler.model_facts`); none
+    for an empty input.
+
+    Raises:
+        RuntimeError: workers loaded different models.
+    """
+    distinct = sorted(set(model_ids))
+    if len(distinct) > 1:
+        raise RuntimeError(
+            f"The workers loaded {len(distinct)} different models (their "
+            f"descriptions: {distinct}); no manifest was written."
+        )
+    if not distinct:
+        return dict.fromkeys(MODEL_FACTS)
+    return json.loads(distinct[0])
+
+
+def write_atomically(path, data):
+    """Writes `data` to `path` through a temporary file beside it, renamed
+    when complete (on any Beam file system)."""
+    tmp = path + ".tmp"
+    try:
+        with FileSystems.create(tmp) as f:
+            f.write(data)
+        FileSystems.rename([tmp], [path])
+    except BaseException:
+        try:
+            FileSystems.delete([tmp])
+        except Exception:  # noqa: BLE001 - the first error is raised
+            pass
+        raise
 
 
 class _WriteManifest(beam.DoFn):
@@ -150,44 +155,36 @@ class _WriteManifest(beam.DoFn):
         self.output_dir = output_dir
         self.header = header
 
-    def process(self, _, counts, files, written, num_shards, lines_read):
-        check_shard_counts(counts, written, num_shards, lines_read)
-        present = {name for name, _ in written}
-        paths = [
-            shard_path(self.output_dir, i, num_shards)
-            for i in range(num_shards)
-        ]
-        names = [FileSystems.split(path)[1] for path in paths]
-        for path, name in zip(paths, names):
-            if name not in present:  # a shard no record hashed to
-                _write_then_rename(path, _tmp_name(path), lambda f: None)
-        leftovers = FileSystems.join(
-            self.output_dir, SHARD_PREFIX + "-*" + SHARD_SUFFIX + ".tmp-*"
-        )
-        for result in FileSystems.match([leftovers]):
-            for metadata in result.metadata_list:  # of failed attempts
-                _delete_quietly(metadata.path)
+    def process(self, _, counts, files, written, lines_read, model_ids):
+        check_shard_counts(counts, written, lines_read)
         manifest = dict(self.header)
+        manifest.update(check_one_model(model_ids))
         manifest["counts"] = dict(zip(COUNTS, counts))
-        manifest["counts"]["shards"] = num_shards
+        manifest["counts"]["shards"] = len(written)
         manifest["files"] = dict(sorted(files.items()))
-        manifest["shards"] = names
+        manifest["shards"] = sorted(name for name, _ in written)
         data = json.dumps(manifest, indent=2, sort_keys=True).encode()
         final = FileSystems.join(self.output_dir, MANIFEST)
-        _write_then_rename(final, final + ".tmp", lambda f: f.write(data))
+        write_atomically(final, data)
         yield final
 
 
+def _encode(record, dtype):
+    (path, line), sentence, tokens, vectors, _ = record
+    return encode_record(path, line, sentence, tokens, vectors, dtype)
+
+
 class WriteEmbeddings(beam.PTransform):
-    """`(key, sentence, tokens, vectors)` -> shards, then the manifest.
+    """`(key, sentence, tokens, vectors, model_id)` -> shards, manifest.
 
     Args:
         output_dir: str. The output directory (any Beam file system).
-        header: dict. Manifest entries (options, model); `format`,
-            `counts`, `files` and `shards` are added.
+        header: dict. Manifest entries (input, options); `format`,
+            `dtype`, the model's facts, `counts`, `files` and `shards` are
+            added.
         dtype: str. `"float32"` or `"float16"`.
-        num_shards: int. Shards to write; 0 chooses one per `SHARD_BYTES`
-            of encoded records.
+        num_shards: int. Shards to write; 0 lets the runner choose (one
+            per bundle that writes).
         lines_read: optional PCollection holding one int, the lines read
             upstream; the manifest is then written only if every one of
             them reached the shards.
@@ -209,42 +206,34 @@ class WriteEmbeddings(beam.PTransform):
         self.num_shards = num_shards
 
     def expand(self, records):
-        dtype = self.dtype
         pipeline = records.pipeline
-        encoded = records | "Encode" >> beam.Map(
-            lambda r: (
-                r[0],
-                encode_record(r[0][0], r[0][1], r[1], r[2], r[3], dtype),
-            )
-        )
-        if self.num_shards:
-            num_shards = pipeline | "NumShards" >> beam.Create(
-                [self.num_shards]
-            )
-        else:
-            num_shards = (
-                encoded
-                | "Bytes" >> beam.Map(lambda r: len(r[1]))
-                | "TotalBytes" >> beam.CombineGlobally(sum)
-                | "NumShards" >> beam.Map(auto_num_shards)
-            )
-        num_shards = beam.pvalue.AsSingleton(num_shards)
+        prefix = FileSystems.join(self.output_dir, SHARD_PREFIX)
         written = (
-            encoded
-            | "ShardKey" >> beam.Map(_shard_key, num_shards)
-            | "GroupShards" >> beam.GroupByKey()
-            | "Shards" >> beam.ParDo(_WriteShard(self.output_dir), num_shards)
+            records
+            | "Encode" >> beam.Map(_encode, self.dtype)
+            | "Shards"
+            >> WriteToTFRecord(
+                prefix,
+                file_name_suffix=SHARD_SUFFIX,
+                num_shards=self.num_shards,
+                shard_name_template=SHARD_TEMPLATE,
+            )
+            | "CountBack" >> beam.Map(_count_shard)
         )
-        max_tokens = self.header.get("max_tokens")
         counts = (
             records
-            | "Count" >> beam.Map(_counts, max_tokens)
+            | "Count" >> beam.Map(_counts)
             | "Sum" >> beam.CombineGlobally(_sum_counts)
         )
         files = (
             records
             | "File" >> beam.Map(lambda r: (r[0][0], 1))
             | "Lines" >> beam.CombinePerKey(sum)
+        )
+        models = (
+            records
+            | "ModelId" >> beam.Map(lambda r: r[4])
+            | "Models" >> beam.Distinct()
         )
         lines_read = self.lines_read
         if lines_read is None:
@@ -258,7 +247,7 @@ class WriteEmbeddings(beam.PTransform):
                 beam.pvalue.AsSingleton(counts),
                 beam.pvalue.AsDict(files),
                 beam.pvalue.AsList(written),
-                num_shards,
                 beam.pvalue.AsSingleton(lines_read),
+                beam.pvalue.AsList(models),
             )
         )

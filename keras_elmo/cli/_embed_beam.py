@@ -43,19 +43,13 @@ def add_beam_arguments(parser):
         "--batch-tokens",
         type=int,
         default=4096,
-        help="Padded tokens per batch at most (Beam runs).",
+        help="Padded tokens per model call at most (Beam runs).",
     )
     group.add_argument(
         "--num-shards",
         type=int,
         default=0,
-        help="Output shards (Beam runs; 0: one per 128 MiB of records).",
-    )
-    group.add_argument(
-        "--shards-per-bucket",
-        type=int,
-        default=16,
-        help="Parallel sub-keys per length bucket (Beam runs).",
+        help="Output shards (Beam runs; 0: the runner chooses).",
     )
 
 
@@ -75,14 +69,13 @@ def run_beam(args):
 
     Workers load the model from the spec of the command's flags
     (`keras_elmo.export.model_spec.load_spec`), as the in-process command
-    does.
+    does; this process never loads it.
     """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
 
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--batch-tokens", args.batch_tokens)
-    check_positive_int("--shards-per-bucket", args.shards_per_bucket)
     check_int_at_least(
         "--num-shards", args.num_shards, 0, "a non-negative integer"
     )
@@ -95,7 +88,7 @@ def run_beam(args):
     from keras_elmo.beam import BiLMModelHandler
     from keras_elmo.beam import prepare_output_dir
     from keras_elmo.beam import run_embed_corpus
-    from keras_elmo.beam.model_handler import describe_output
+    from keras_elmo.beam.model_handler import describe_spec
 
     pattern = _absolute(args.input)
     output = _absolute(args.output)
@@ -103,10 +96,16 @@ def run_beam(args):
     pipeline_args = [f"--runner={args.runner}"]
     pipeline_args += list(args.pipeline_options or [])
     _set_file_system_options(pipeline_args)
-    header = describe_output(spec)  # fails here, not on workers
+    header = describe_spec(spec)  # the workers load the model
     header.update(input=pattern, layers=args.layers)
+    handler = BiLMModelHandler(
+        spec,
+        layers=args.layers,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        batch_tokens=args.batch_tokens,
+    )
     prepare_output_dir(output, force=args.force)
-    handler = BiLMModelHandler(spec, layers=args.layers, dtype=args.dtype)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
         pipeline_args,
@@ -114,9 +113,6 @@ def run_beam(args):
         output,
         handler,
         header,
-        batch_size=args.batch_size,
-        batch_tokens=args.batch_tokens,
-        shards_per_bucket=args.shards_per_bucket,
         num_shards=args.num_shards,
     )
     manifest = read_manifest_any(output)

@@ -8,7 +8,9 @@ what telling formats apart needs) and returns a `ResolvedModel`:
 | `"allennlp"`        | `options.json` + `weights.hdf5` (AllenNLP, our     |
 |                     | `keras-elmo train` output, shipped presets), or    |
 |                     | `options.json` + `model.hdf5` (NLPL / EMBEDDIA /   |
-|                     | simple_elmo folders); `vocab.txt` and              |
+|                     | simple_elmo folders), or `options.json` + one      |
+|                     | other `*.hdf5` (EMBEDDIA's                         |
+|                     | `slovenian-elmo-weights.hdf5`); `vocab.txt` and    |
 |                     | `softmax.hdf5` are noted when present              |
 | `"elmoformanylangs"`| `config.json` + `char.dic` + `encoder.pkl` +       |
 |                     | `token_embedder.pkl` (HIT-SCIR ELMoForManyLangs)   |
@@ -99,7 +101,7 @@ def detect_model(path, description=None):
     saved = latest_version(path)
     if saved:
         return ResolvedModel("saved_model", saved, f"SavedModel {saved}")
-    weights = [n for n in WEIGHTS_NAMES if n in names]
+    weights = [n for n in WEIGHTS_NAMES if n in names] or _other_hdf5(names)
     if OPTIONS in names and weights:
         return ResolvedModel(
             format="allennlp",
@@ -112,11 +114,21 @@ def detect_model(path, description=None):
     if OPTIONS in names:
         raise FileNotFoundError(
             f"Model folder {path!r} has no weights.hdf5 (expected "
-            "options.json + weights.hdf5, or options.json + model.hdf5)."
+            "options.json + weights.hdf5, or options.json + model.hdf5, or "
+            "options.json + exactly one other .hdf5 file)."
         )
     if all(name in names for name in EFML_FILES):
         return ResolvedModel("elmoformanylangs", path, description)
     raise ValueError(_no_format_message(path, names))
+
+
+def _other_hdf5(names):
+    """`[name]` of the folder's only `*.hdf5` besides `softmax.hdf5` (as
+    simple_elmo falls back to), or `[]` when there are none or several."""
+    found = sorted(
+        n for n in names if n.lower().endswith(".hdf5") and n != SOFTMAX
+    )
+    return found if len(found) == 1 else []
 
 
 def _extras(folder):
@@ -134,7 +146,7 @@ def _no_format_message(path, names):
         f"Model folder {path!r} matches no known format; it holds "
         f"[{listing or 'nothing'}]. Expected one of: options.json + "
         "weights.hdf5 (AllenNLP, bilm-tf, keras-elmo train), options.json + "
-        "model.hdf5 (NLPL / EMBEDDIA / simple_elmo), "
+        "model.hdf5 or one other .hdf5 (NLPL / EMBEDDIA / simple_elmo), "
         f"{' + '.join(EFML_FILES)} (ELMoForManyLangs), saved_model.pb "
         "(keras-elmo export) or N/saved_model.pb (TF Serving)."
     )

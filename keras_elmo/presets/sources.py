@@ -8,12 +8,15 @@ handler call to answer "which model?". Accepted, in the order tried:
 - a shipped preset (`elmo_small_en`), offline;
 - a published name (`keras-elmo presets`), an AllenNLP spelling of one, or
   a deprecated name (warns): downloaded once into the cache;
-- a published archive's name (`efml_zh`, ...:
-  `keras_elmo.presets.published_archives`): downloaded once as
-  `CACHE/<name>.zip`, unpacked;
+- a published archive's name (`efml_zh`, `nlpl_no_norelmo100_218`,
+  `embeddia_sl`, ...: `keras_elmo.presets.published_archives`): downloaded
+  once as `CACHE/<name>.zip` (or `.tar.gz`), its sha256 checked against
+  the pin or the first download's record
+  (`keras_elmo.presets.archive_digest`), unpacked;
 - `hf://owner/repo[/folder]`: `options.json` + `weights.hdf5` through
   `huggingface_hub` (the optional extra `keras-elmo[hf]`);
-- an `http(s)://` or `file://` URL of a `.zip` archive (NLPL, EMBEDDIA),
+- an `http(s)://` or `file://` URL of a `.zip` or `.tar.gz` archive
+  (NLPL, EMBEDDIA),
   downloaded once into the cache (`archive-<digest of the URL>`) and
   unpacked (`keras_elmo.presets.archives`); or of a folder holding
   `options.json` + `weights.hdf5` (cached under `url-<digest>`). URL
@@ -21,7 +24,8 @@ handler call to answer "which model?". Accepted, in the order tried:
   to fetch again;
 - a remote SavedModel URI that TensorFlow reads (`gs://`, `s3://`,
   `hdfs://`);
-- a local `.zip` archive (unpacked into the cache, keyed by its content);
+- a local `.zip` / `.tar.gz` archive (unpacked into the cache, keyed by
+  its content);
 - a local folder or `.keras` file, whose format
   `keras_elmo.presets.model_formats.detect_model` tells from the files.
 
@@ -97,19 +101,31 @@ def resolve_model(source, cache_dir=None, force=False):
         return detect_model(folder, f"published preset {model.name}")
     archive = published_archives.find_archive(source)
     if archive is not None:
+        urls = archive.urls()
         path = _fetch_archive(
-            archive.urls(), cache_dir, force, archive.name, archive.sha256
+            urls, cache_dir, force, archive.name, archive.sha256, archive.suffix
         )
         label = f"published archive {archive.name}"
-        folder = archives.unpack_zip(path, cache_dir, label)
+        folder = archives.unpack_archive(
+            path, cache_dir, label, pinned=archive.sha256, url=urls[0]
+        )
         return detect_model(folder, label)
     if source.startswith("hf://"):
         return _from_hugging_face(source)
     if source.startswith(URL_SCHEMES):
-        if _is_zip_name(source):
+        if archives.is_archive_name(source):
             key = "archive-" + hashlib.sha256(source.encode()).hexdigest()[:20]
-            path = _fetch_archive((source,), cache_dir, force, key)
-            folder = archives.unpack_zip(path, cache_dir, f"archive {source}")
+            suffix = ".zip" if _is_zip_name(source) else ".tar.gz"
+            path = _fetch_archive(
+                (source,), cache_dir, force, key, None, suffix
+            )
+            folder = archives.unpack_archive(
+                path,
+                cache_dir,
+                f"archive {source}",
+                url=source,
+                accept_change=force,
+            )
             return detect_model(folder, f"archive {source}")
         base = source.rstrip("/") + "/"
         return _pair(
@@ -120,8 +136,8 @@ def resolve_model(source, cache_dir=None, force=False):
         )
     if "://" in source:  # gs://, s3://, hdfs://: TensorFlow reads these
         return ResolvedModel("saved_model", source, f"SavedModel {source}")
-    if os.path.isfile(source) and _is_zip_name(source):
-        folder = archives.unpack_zip(source, cache_dir)
+    if os.path.isfile(source) and archives.is_archive_name(source):
+        folder = archives.unpack_archive(source, cache_dir)
         return detect_model(folder, f"archive {source}")
     if os.path.exists(source):
         return detect_model(source, f"model folder {source}")
@@ -254,8 +270,8 @@ def _unknown(source, shipped):
     raise ValueError(
         "Received an invalid value for argument `source`, expected a "
         f"shipped preset {sorted(shipped)}, a published preset "
-        f"{sorted(published.PUBLISHED_PRESETS)} or archive (efml_<language>: "
-        "`keras-elmo presets`), a model folder, a .zip "
+        f"{sorted(published.PUBLISHED_PRESETS)} or archive (efml_*, nlpl_*, "
+        "embeddia_*: `keras-elmo presets`), a model folder, a .zip "
         "archive, an http(s):// or file:// URL, or hf://owner/repo; got "
         f"{source!r} (no such preset or path).{suggestion}"
     )

@@ -29,8 +29,9 @@ def _pin(sha):
 def presets_table(archives=True):
     """The table, one row per shipped and published preset, as Markdown.
 
-    `archives=False` leaves out the published `.zip` models (the 44
-    ELMoForManyLangs languages), for the README's short table. Parameter
+    `archives=False` leaves out the published archives (the 44
+    ELMoForManyLangs languages, NLPL and EMBEDDIA ELMo), for the README's
+    short table. Parameter
     counts are computed from each model's recorded options
     (`published.parameter_count`); the URLs are the first host tried
     (`published.ALLENNLP_HOSTS` lists the mirrors).
@@ -73,20 +74,21 @@ def presets_table(archives=True):
         rows.append(
             f"| `{archive.name}` | {archive.language}, {archive.format} | ? "
             f"| {archive.training_data} | {archive.licence} | "
-            f"{_pin(archive.sha256)} | [zip]({archive.urls()[0]}) |"
+            f"{_pin(archive.sha256)} | "
+            f"[{archive.suffix.lstrip('.')}]({archive.urls()[0]}) |"
         )
     return "\n".join(rows) + "\n"
 
 
-def _cached(name, zip_file=False):
-    """ "yes" when a verified copy of `name` is in the download cache."""
+def _cached(name, archive_suffix=None):
+    """ "yes" when a verified copy of `name` is in the download cache (for
+    an archive: `CACHE/<name><archive_suffix>`)."""
     from keras_elmo.presets import download
 
     root = download.cache_root()
-    if zip_file:
-        return (
-            "yes" if os.path.isfile(os.path.join(root, name + ".zip")) else "no"
-        )
+    if archive_suffix:
+        path = os.path.join(root, name + archive_suffix)
+        return "yes" if os.path.isfile(path) else "no"
     folder = os.path.join(root, name)
     return "yes" if download.read_stamp(folder) is not None else "no"
 
@@ -127,7 +129,7 @@ def presets_rows():
                 archive.name,
                 archive.format,
                 "?",
-                _cached(archive.name, zip_file=True),
+                _cached(archive.name, archive.suffix),
                 f"{archive.language}: {archive.training_data}",
             )
         )

@@ -19,13 +19,12 @@ import numpy as np
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from keras_elmo.beam import BatchByLength
 from keras_elmo.beam import BiLMModelHandler
 from keras_elmo.beam import EmbedBatches
 from keras_elmo.beam import ReadSentences
 from keras_elmo.beam import WriteEmbeddings
 from keras_elmo.beam.local_runner import runner_for
-from keras_elmo.beam.model_handler import describe_output
+from keras_elmo.beam.model_handler import describe_spec
 from keras_elmo.cli.main import main
 from keras_elmo.export.embedding_records import iter_records
 from keras_elmo.export.embedding_records import read_manifest
@@ -255,16 +254,20 @@ def test_retried_bundles_give_every_line_exactly_once(corpus, tmp_path):
     markers.mkdir()
     output = str(tmp_path / "out")
     os.makedirs(output)
-    header = describe_output(corpus["spec"])
+    header = describe_spec(corpus["spec"])
     handler = FailingHandler(
-        corpus["spec"], str(markers), layers="average", dtype="float16"
+        corpus["spec"],
+        str(markers),
+        layers="average",
+        dtype="float16",
+        batch_size=8,
+        batch_tokens=400,
     )
     options = PipelineOptions(["--runner=BundleBasedDirectRunner"])
     with beam.Pipeline(options=options) as p:
         _ = (
             p
             | ReadSentences([corpus["pattern"]])
-            | BatchByLength(batch_size=8, batch_tokens=400, shards_per_bucket=2)
             | EmbedBatches(handler)
             | beam.ParDo(FailOnceMidBundle(str(markers)))
             | WriteEmbeddings(output, dict(header, layers="average"), "float16")
@@ -286,15 +289,16 @@ def test_two_workers_fail_loudly_then_a_forced_rerun_is_exactly_once(
     markers.mkdir()
     output = str(tmp_path / "out")
     os.makedirs(output)
-    header = describe_output(corpus["spec"])
-    handler = FailingHandler(corpus["spec"], str(markers), failures=1)
+    header = describe_spec(corpus["spec"])
+    handler = FailingHandler(
+        corpus["spec"], str(markers), failures=1, batch_size=8
+    )
     options = PipelineOptions(["--runner=FnApiRunner"] + TWO_WORKERS[2:])
     with pytest.raises(Exception, match="injected inference failure"):
         with beam.Pipeline(runner=runner_for(options), options=options) as p:
             _ = (
                 p
                 | ReadSentences([corpus["pattern"]])
-                | BatchByLength(batch_size=8, batch_tokens=400)
                 | EmbedBatches(handler)
                 | WriteEmbeddings(output, header)
             )
@@ -329,64 +333,103 @@ def test_pipeline_options_need_a_runner(corpus, tmp_path, capsys):
 def test_a_shard_write_failing_midway_is_rewritten_whole(
     corpus, tmp_path, monkeypatch
 ):
-    """A worker dying after writing part of a shard: the retry rewrites
-    the whole shard, no temporary file is left, every line once."""
-    from keras_elmo.beam import write_embeddings
+    """A worker dying after writing part of a shard inside Beam's own
+    `WriteToTFRecord`: the retry writes the bundle again, the failed
+    attempt's temporary file is dropped, every line is there once."""
+    from apache_beam.io import tfrecordio
 
     markers = tmp_path / "markers"
     markers.mkdir()
-    write_record = write_embeddings.write_record
+    write = tfrecordio._TFRecordSink.write_encoded_record
     written = []
 
-    def failing(f, data):
-        write_record(f, data)
-        written.append(data)
+    def failing(self, file_handle, value):
+        write(self, file_handle, value)
+        written.append(value)
         failures = len(os.listdir(markers))
         if len(written) % 40 == 5 and failures < 2:  # < the 4 attempts
             (markers / f"shard-{len(written)}").touch()
             raise OSError("injected failure while writing a shard")
 
-    monkeypatch.setattr(write_embeddings, "write_record", failing)
+    monkeypatch.setattr(
+        tfrecordio._TFRecordSink, "write_encoded_record", failing
+    )
     output = str(tmp_path / "out")
     os.makedirs(output)
-    header = describe_output(corpus["spec"])
+    header = describe_spec(corpus["spec"])
+    handler = BiLMModelHandler(corpus["spec"], batch_size=8)
     options = PipelineOptions(["--runner=BundleBasedDirectRunner"])
     with beam.Pipeline(options=options) as p:
         _ = (
             p
             | ReadSentences([corpus["pattern"]])
-            | BatchByLength(batch_size=8, batch_tokens=400)
-            | EmbedBatches(BiLMModelHandler(corpus["spec"]))
+            | EmbedBatches(handler)
             | WriteEmbeddings(output, header, num_shards=4)
         )
     assert len(os.listdir(markers)) == 2, "the failures did not run"
+    assert len(written) > corpus_size(corpus)  # the failed attempts wrote
     manifest = check_output(corpus, output)
     assert manifest["counts"]["shards"] == 4
 
 
-def test_by_default_a_small_output_is_one_shard(corpus, tmp_path):
+def corpus_size(corpus):
+    return sum(len(lines) for lines in corpus["lines"].values())
+
+
+def test_by_default_the_runner_chooses_the_shards(corpus, tmp_path):
     output = str(tmp_path / "out")
     argv = ["embed", corpus["pattern"], output] + corpus["model"]
     assert main(argv + ["--runner", "BundleBasedDirectRunner", "--top"]) == 0
     manifest = check_output(corpus, output, mode="top")
-    assert manifest["shards"] == ["embeddings-00000-of-00001.tfrecord"]
+    count = manifest["counts"]["shards"]
+    assert manifest["shards"] == [
+        f"embeddings-{i:05d}-of-{count:05d}.tfrecord" for i in range(count)
+    ]
 
 
 def test_a_record_missing_from_the_shards_fails_the_manifest():
-    from keras_elmo.beam.write_embeddings import auto_num_shards
     from keras_elmo.beam.write_embeddings import check_shard_counts
 
     counts = (306, 5000, 5000, 2, 1, 0)
-    check_shard_counts(counts, [("a", 100), ("b", 206)], 3)
-    with pytest.raises(RuntimeError, match="305 records in 2 files, but 306"):
-        check_shard_counts(counts, [("a", 100), ("b", 205)], 3)
+    names = [f"embeddings-0000{i}-of-00002.tfrecord" for i in range(2)]
+    check_shard_counts(counts, [(names[0], 100), (names[1], 206)])
+    with pytest.raises(RuntimeError, match="305 records in 2 files"):
+        check_shard_counts(counts, [(names[0], 100), (names[1], 205)])
     with pytest.raises(RuntimeError, match="reported twice"):
-        check_shard_counts(counts, [("a", 100), ("a", 206)], 3)
-    with pytest.raises(RuntimeError, match="into 1 shards"):
-        check_shard_counts(counts, [("a", 100), ("b", 206)], 1)
-    check_shard_counts(counts, [("a", 100), ("b", 206)], 3, lines_read=306)
+        check_shard_counts(counts, [(names[0], 100), (names[0], 206)])
+    with pytest.raises(RuntimeError, match="306 records in 1 files"):
+        check_shard_counts(counts, [(names[1], 306)])  # 1 of 2 shards
+    check_shard_counts(counts, list(zip(names, (100, 206))), lines_read=306)
     with pytest.raises(RuntimeError, match="307 lines were read but 306"):
-        check_shard_counts(counts, [("a", 100), ("b", 206)], 3, lines_read=307)
-    assert auto_num_shards(0) == 1
-    assert auto_num_shards(128 << 20) == 1
-    assert auto_num_shards((128 << 20) + 1) == 2
+        check_shard_counts(counts, list(zip(names, (100, 206))), 307)
+
+
+def test_shard_records_are_counted_from_their_frames(tmp_path):
+    """`count_frames` reads the TFRecord framing `tf.io.TFRecordWriter`
+    writes, and refuses a file cut inside a record."""
+    import tensorflow as tf
+
+    from keras_elmo.beam.write_embeddings import count_frames
+
+    path = str(tmp_path / "shard.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for size in (0, 1, 300, 70_000):
+            writer.write(b"x" * size)
+    assert count_frames(path) == 4
+    data = open(path, "rb").read()
+    assert len(data) == 4 * 16 + 70_301
+    open(path, "wb").write(data[:-1])
+    with pytest.raises(RuntimeError, match="ends inside a record"):
+        count_frames(path)
+    open(path, "wb").write(b"")
+    assert count_frames(path) == 0
+
+
+def test_workers_with_different_models_fail_the_manifest():
+    from keras_elmo.beam.write_embeddings import check_one_model
+
+    one = '{"dim": 32, "model": "a"}'
+    assert check_one_model([one, one]) == {"dim": 32, "model": "a"}
+    with pytest.raises(RuntimeError, match="2 different models"):
+        check_one_model([one, '{"dim": 32, "model": "b"}'])
+    assert check_one_model([])["model_identity"] is None

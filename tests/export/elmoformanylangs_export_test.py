@@ -141,3 +141,28 @@ def test_elmo_layer_from_preset_takes_the_converted_folder(converted):
         len(s) for s in sentences
     )
     assert tf.reduce_all(tf.equal(out[7, 1:], 0.0))
+
+
+@pytest.mark.parametrize("model", ref.MODELS)
+@pytest.mark.parametrize("source", ["package folder", "converted"])
+def test_elmo_layer_from_preset_downstream_equals_the_average(
+    converted, model, source
+):
+    """`ElmoLayer.from_preset` on the folder the real package wrote, and
+    on its conversion, inside a downstream model: the equal-weight mix is
+    `sents2elmo(output_layer=-1)` (the average of the three layers)."""
+    path = ref.folder(model, "legacy") if source != "converted" else None
+    layer = keras_elmo.ElmoLayer.from_preset(
+        path or converted[model],
+        dropout=0.0,
+        scalar_mix_parameters=[0.0, 0.0, 0.0],
+    )
+    tokens = keras.Input(shape=(None,), dtype="string")
+    mixed = layer(tokens)
+    head = keras.layers.Dense(2, name="head")(mixed)
+    downstream = keras.Model(tokens, {"elmo": mixed, "head": head})
+    sentences, _, average = ref.reference(model)
+    out = downstream(ref.padded(sentences))
+    assert tuple(out["head"].shape)[:2] == tuple(out["elmo"].shape)[:2]
+    for i, s in enumerate(sentences):
+        ref.assert_relative(np.asarray(out["elmo"])[i, : len(s)], average[i])

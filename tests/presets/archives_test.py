@@ -134,7 +134,7 @@ def test_a_folder_of_no_known_format_lists_its_files(tmp_path):
 def test_not_a_zip(tmp_path):
     path = tmp_path / "fake.zip"
     path.write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="is not a ZIP file"):
+    with pytest.raises(ValueError, match="is neither a ZIP nor a tar"):
         resolve_model(str(path))
 
 
