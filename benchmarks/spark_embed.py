@@ -117,10 +117,12 @@ def steady(mode, small, src, out, preset, master):
             )
 
     else:
-        from keras_elmo.cli.embed_spark import spark_session
         from keras_elmo.spark import embed_text_file
+        from keras_elmo.spark.session import spark_session
 
-        spark = spark_session(master, SPARK_CONF)
+        spark = spark_session(
+            master, [item.split("=", 1) for item in SPARK_CONF]
+        )
 
         def embed(path, output):
             embed_text_file(

@@ -17,8 +17,8 @@ folder (options.json + weights.hdf5 + lexicons) that `BiLM.from_preset`
 and every command take. `--from-tfhub` reads a TF1 Hub module
 (google/elmo/3, a folder or its .tar.gz) and `--from-bilm-tf-checkpoint`
 a bilm-tf `model.ckpt-*` (a prefix or its folder) with TensorFlow 2;
-see keras_elmo.models.tfhub_checkpoint and
-keras_elmo.models.bilm_tf_checkpoint for the variables read.
+see keras_elmo.weights.tfhub_checkpoint and
+keras_elmo.weights.bilm_tf_checkpoint for the variables read.
 """
 
 import os
@@ -84,7 +84,7 @@ def run(args):
     import keras
 
     import keras_elmo
-    from keras_elmo.cli.convert_tf import load_tf_source
+    from keras_elmo.cli._convert_tf import load_tf_source
     from keras_elmo.models.model_folder import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
 

@@ -1,7 +1,7 @@
 """Embeds a few sentences and shows the shapes and contextual similarities.
 
 With the built-in sentences it also runs the word-sense nearest-neighbour
-demo (`keras_elmo.cli.word_sense`, paper Table 4). By default it uses the
+demo (`keras_elmo.training.word_sense`, paper Table 4). By default it uses the
 shipped `elmo_small_en`; a randomly initialised architecture
 (`--random-weights tiny`) is labelled as such: its numbers show the
 plumbing, not language knowledge.
@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 
-from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import load_bilm_from_flags
-from keras_elmo.cli.word_sense import write_report
+from keras_elmo.cli._model_args import add_model_arguments
+from keras_elmo.cli._model_args import load_bilm_from_flags
+from keras_elmo.training.word_sense import write_report
 
 HELP = "Embed example sentences and print shapes and similarities."
 

@@ -40,13 +40,13 @@ elmo_small_en. The engine is `keras_elmo.export.hdf5_embedding`.
 
 import sys
 
-from keras_elmo.cli.corpus_args import add_corpus_check_arguments
-from keras_elmo.cli.corpus_args import check_corpus_from_args
-from keras_elmo.cli.embed_beam import add_beam_arguments
-from keras_elmo.cli.embed_spark import add_spark_arguments
-from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import check_model_flags
-from keras_elmo.cli.model_args import load_runner
+from keras_elmo.cli._corpus_args import add_corpus_check_arguments
+from keras_elmo.cli._corpus_args import check_corpus_from_args
+from keras_elmo.cli._embed_beam import add_beam_arguments
+from keras_elmo.cli._embed_spark import add_spark_arguments
+from keras_elmo.cli._model_args import add_model_arguments
+from keras_elmo.cli._model_args import check_model_flags
+from keras_elmo.cli._model_args import load_runner
 
 HELP = "Embed a file of sentences into HDF5 (the allennlp elmo layout)."
 
@@ -102,11 +102,11 @@ def run(args):
 
     check_model_flags(args)
     if args.spark_master:
-        from keras_elmo.cli.embed_spark import run_spark
+        from keras_elmo.cli._embed_spark import run_spark
 
         return run_spark(args)
     if args.runner:
-        from keras_elmo.cli.embed_beam import run_beam
+        from keras_elmo.cli._embed_beam import run_beam
 
         return run_beam(args)
     if getattr(args, "pipeline_options", None):

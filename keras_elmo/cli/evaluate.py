@@ -25,8 +25,8 @@ README quotes.
 import json
 import sys
 
-from keras_elmo.cli.corpus_args import add_corpus_check_arguments
-from keras_elmo.cli.corpus_args import check_corpus_from_args
+from keras_elmo.cli._corpus_args import add_corpus_check_arguments
+from keras_elmo.cli._corpus_args import check_corpus_from_args
 
 HELP = "Perplexity (forward, backward, mean) of a trained biLM."
 

@@ -20,9 +20,9 @@ with `--force`. Signatures, limits and serving: savedmodel/README.md.
 import os
 import sys
 
-from keras_elmo.cli.model_args import add_model_arguments
-from keras_elmo.cli.model_args import check_model_flags
-from keras_elmo.cli.model_args import load_bilm_from_flags
+from keras_elmo.cli._model_args import add_model_arguments
+from keras_elmo.cli._model_args import check_model_flags
+from keras_elmo.cli._model_args import load_bilm_from_flags
 
 HELP = "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving."
 

@@ -75,30 +75,40 @@ def main(argv=None):
         return 2
 
 
-def flag_words(message, flags, aliases=None):
+def flag_name(name, aliases=None):
+    """The flag of a library setting: `batch_size` -> `--batch-size`, or
+    `aliases[name]` for a setting whose flag is not its name."""
+    return (aliases or {}).get(name) or "--" + name.replace("_", "-")
+
+
+def flag_words(message, flags, aliases=None, bare=False):
     """A library message in the command's words, where the command has
     the flags (the library never names a flag): `` `force=True` `` becomes
     `--force`, `` `max_oov_rate=0.5` `` `--max-oov-rate 0.5` and
     `` `batch_size` `` `` `--batch-size` `` (`aliases`: name -> flag for
-    settings whose flag is not their name)."""
-    aliases = aliases or {}
-
-    def flag_name(name):
-        return aliases.get(name) or "--" + name.replace("_", "-")
+    settings whose flag is not their name); with `bare`, also an unquoted
+    `weights=None` `--weights=None`."""
 
     def setting(match):
-        name = flag_name(match.group(1))
+        name = flag_name(match.group(1), aliases)
         if name not in flags:
             return match.group(0)
         value = match.group(2)
         return name if value == "True" else f"{name} {value}"
 
     def flag(match):
-        name = flag_name(match.group(1))
+        name = flag_name(match.group(1), aliases)
         return f"`{name}`" if name in flags else match.group(0)
 
+    def bare_setting(match):
+        name = flag_name(match.group(1), aliases)
+        return f"{name}=" if name in flags else match.group(0)
+
     message = re.sub(r"`(\w+)=([^`\s]+)`", setting, message)
-    return re.sub(r"`(\w+)`", flag, message)
+    message = re.sub(r"`(\w+)`", flag, message)
+    if bare:
+        message = re.sub(r"(?<![\w`-])(\w+)=", bare_setting, message)
+    return message
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ a high loss, before the biLM itself adapts.
 import json
 import sys
 
-from keras_elmo.cli.corpus_args import add_corpus_check_arguments
-from keras_elmo.cli.corpus_args import check_corpus_from_args
+from keras_elmo.cli._corpus_args import add_corpus_check_arguments
+from keras_elmo.cli._corpus_args import check_corpus_from_args
 
 HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
 DEST = "config_"

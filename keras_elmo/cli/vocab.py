@@ -13,8 +13,8 @@ expand it (several patterns are also accepted).
 import os
 import sys
 
-from keras_elmo.cli.corpus_args import add_corpus_check_arguments
-from keras_elmo.cli.corpus_args import check_corpus_from_args
+from keras_elmo.cli._corpus_args import add_corpus_check_arguments
+from keras_elmo.cli._corpus_args import check_corpus_from_args
 
 HELP = "Count a corpus and write its vocabulary file."
 

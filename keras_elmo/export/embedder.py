@@ -31,6 +31,7 @@ from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_runners import BiLMEmbedder
 from keras_elmo.export.embedding_runners import runner_for
+from keras_elmo.export.length_batches import embed_in_length_order
 from keras_elmo.models import bilm_warmup
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.utils.validation import check_positive_int
@@ -176,16 +177,12 @@ class Embedder:
                 warmup=self.warmup,
             )
             return [select_layers(v, layers) for v in vectors]
-        order = sorted(
-            range(len(token_lists)), key=lambda i: len(token_lists[i])
+        return embed_in_length_order(
+            self.runner,
+            token_lists,
+            self.batch_size,
+            each=lambda array: select_layers(array, layers),
         )
-        out = [None] * len(token_lists)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            vectors = self.runner([token_lists[i] for i in batch])
-            for i, array in zip(batch, vectors):
-                out[i] = select_layers(array, layers)
-        return out
 
     def embed_sentence(self, sentence, layers="all"):
         """`embed([sentence], layers)[0]`."""

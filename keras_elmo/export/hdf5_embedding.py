@@ -40,6 +40,7 @@ from keras_elmo.export import run_identity
 from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embed_lines import sentence_tokens
+from keras_elmo.export.length_batches import embed_in_length_order
 from keras_elmo.export.sentence_index import sentence_to_index_json
 from keras_elmo.utils import write_faults
 from keras_elmo.utils.validation import check_positive_int
@@ -236,15 +237,17 @@ def _chunks(lines, size):
 def _embed_chunk(embedder, todo, mode, batch_size, out):
     """Embeds `(index, tokens)` pairs, batched by length, into `out`
     (a dict: line index -> array)."""
-    todo = sorted(todo, key=lambda item: len(item[1]))
-    _embed_batches(embedder, todo, mode, batch_size, out)
+    _embed_batches(embedder, todo, mode, batch_size, out, sort=True)
 
 
-def _embed_batches(embedder, todo, mode, batch_size, out):
-    """Embeds `(index, tokens)` pairs in consecutive batches of `todo`'s
-    order into `out`."""
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        vectors = embedder([tokens for _, tokens in batch])
-        for (index, _), layers in zip(batch, vectors):
-            out[index] = select_layers(layers, mode)
+def _embed_batches(embedder, todo, mode, batch_size, out, sort=False):
+    """Embeds `(index, tokens)` pairs into `out`; without `sort`, in
+    consecutive batches of `todo`'s order (the benchmark's comparison)."""
+    vectors = embed_in_length_order(
+        embedder,
+        [tokens for _, tokens in todo],
+        batch_size,
+        each=lambda layers: select_layers(layers, mode),
+        sort=sort,
+    )
+    out.update(zip((index for index, _ in todo), vectors))

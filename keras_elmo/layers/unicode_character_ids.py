@@ -2,14 +2,14 @@
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import CharacterIds
+from keras_elmo.layers.lexicon_lookup import LexiconLookup
 from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
-from keras_elmo.text.lexicon_ops import lexicon_table
 from keras_elmo.text.lexicon_ops import tokens_to_unicode_char_ids
 
 
 @keras_elmo_export("keras_elmo.layers.UnicodeCharacterIds")
-class UnicodeCharacterIds(CharacterIds):
+class UnicodeCharacterIds(LexiconLookup, CharacterIds):
     """Maps string tokens `[B, T]` to character-lexicon ids `[B, T, 50]`.
 
     The variant of `CharacterIds` for models with their own character
@@ -51,6 +51,8 @@ class UnicodeCharacterIds(CharacterIds):
     array([3, 1, 2, 4, 6], dtype=int32)
     """
 
+    SPECIAL_NAMES = unicode_lexicon.CHAR_SPECIALS
+
     def __init__(
         self,
         lexicon,
@@ -58,11 +60,7 @@ class UnicodeCharacterIds(CharacterIds):
         max_characters_per_token=char_vocab.MAX_CHARS_PER_TOKEN,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.lexicon, self.specials = unicode_lexicon.check_lexicon(
-            "lexicon", lexicon, specials, unicode_lexicon.CHAR_SPECIALS
-        )
-        self.max_characters_per_token = int(max_characters_per_token)
+        super().__init__(lexicon, specials, max_characters_per_token, **kwargs)
         if self.max_characters_per_token < 3:
             raise ValueError(
                 "Received an invalid value for argument "
@@ -76,12 +74,6 @@ class UnicodeCharacterIds(CharacterIds):
             unicode_lexicon.lexicon_token(self.lexicon, names[b])
             for b in ("bos", "eos")
         )
-        self.table = lexicon_table(self.lexicon)
-
-    @property
-    def lookup_tables(self):
-        """The hash tables a SavedModel must track."""
-        return [self.table]
 
     def call(self, tokens):
         return tokens_to_unicode_char_ids(
@@ -97,13 +89,5 @@ class UnicodeCharacterIds(CharacterIds):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "lexicon": [list(pair) for pair in self.lexicon],
-                "specials": unicode_lexicon.specials_dict(
-                    self.specials, unicode_lexicon.CHAR_SPECIALS
-                ),
-                "max_characters_per_token": self.max_characters_per_token,
-            }
-        )
+        config.update(self._lexicon_config())
         return config

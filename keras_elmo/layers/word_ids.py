@@ -5,14 +5,13 @@ import keras
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.layers.character_ids import _check_string_dtype
 from keras_elmo.layers.character_ids import _to_string_tensor
-from keras_elmo.text import char_vocab
+from keras_elmo.layers.lexicon_lookup import LexiconLookup
 from keras_elmo.text import unicode_lexicon
-from keras_elmo.text.lexicon_ops import lexicon_table
 from keras_elmo.text.lexicon_ops import tokens_to_word_ids
 
 
 @keras_elmo_export("keras_elmo.layers.WordIds")
-class WordIds(keras.layers.Layer):
+class WordIds(LexiconLookup, keras.layers.Layer):
     """Maps string tokens `[B, T]` to word ids `[B, T]` of a word lexicon.
 
     For models with a word-embedding branch (ELMoForManyLangs with
@@ -47,24 +46,7 @@ class WordIds(keras.layers.Layer):
     array([[0, 1, 2]], dtype=int32)
     """
 
-    def __init__(
-        self,
-        lexicon,
-        specials,
-        max_characters_per_token=char_vocab.MAX_CHARS_PER_TOKEN,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.lexicon, self.specials = unicode_lexicon.check_lexicon(
-            "lexicon", lexicon, specials, unicode_lexicon.WORD_SPECIALS
-        )
-        self.max_characters_per_token = int(max_characters_per_token)
-        self.table = lexicon_table(self.lexicon)
-
-    @property
-    def lookup_tables(self):
-        """The hash tables a SavedModel must track."""
-        return [self.table]
+    SPECIAL_NAMES = unicode_lexicon.WORD_SPECIALS
 
     def __call__(self, tokens, *args, **kwargs):
         if not hasattr(tokens, "dtype") or isinstance(tokens, (list, tuple)):
@@ -86,13 +68,5 @@ class WordIds(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "lexicon": [list(pair) for pair in self.lexicon],
-                "specials": unicode_lexicon.specials_dict(
-                    self.specials, unicode_lexicon.WORD_SPECIALS
-                ),
-                "max_characters_per_token": self.max_characters_per_token,
-            }
-        )
+        config.update(self._lexicon_config())
         return config

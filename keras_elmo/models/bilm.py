@@ -15,16 +15,13 @@ from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.models import bilm_lexicon
 from keras_elmo.models.bilm_inputs import check_char_ids
+from keras_elmo.models.bilm_loaders import BiLMLoaders
 from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
 from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.models.bilm_state import CarriedStates
-from keras_elmo.models.tfhub_checkpoint import bilm_from_tfhub
 from keras_elmo.models.token_encoder import token_encoder_for
-from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.backend import check_backend
-from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
-from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
 
 
 class _Holder:
@@ -35,7 +32,7 @@ class _Holder:
 
 
 @keras_elmo_export("keras_elmo.BiLM")
-class BiLM(keras.Model):
+class BiLM(BiLMLoaders, keras.Model):
     """ELMo's biLM: char-CNN token embeddings and a residual biLSTM.
 
     Data flow (`B` sentences of `T` tokens, `P` = `projection_dim`):
@@ -297,23 +294,6 @@ class BiLM(keras.Model):
         self._carried.update(outputs.pop("final_h"), outputs.pop("final_c"))
         return outputs
 
-    @classmethod
-    def from_elmoformanylangs(cls, folder, **kwargs):
-        """A biLM from an ELMoForManyLangs model folder, exactly.
-
-        Reads its files without torch and without running pickled code
-        (`keras_elmo.weights.elmoformanylangs`); the result gives the
-        package's `sents2elmo(output_layer=-2)` layers, statelessly. See
-        docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
-        """
-        from keras_elmo.weights import elmoformanylangs
-        from keras_elmo.weights import elmoformanylangs_weights
-
-        model = elmoformanylangs.read_folder(folder)
-        bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
-        elmoformanylangs_weights.load_weights(bilm, model)
-        return bilm
-
     def reset_states(self):
         """Forgets the carried LSTM states (stateful mode)."""
         if self._carried is not None:
@@ -337,153 +317,3 @@ class BiLM(keras.Model):
             "trainable": self.trainable,
             "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
         }
-
-    @classmethod
-    def from_allennlp(cls, options_file, weight_file, stateful=False, **kwargs):
-        """Builds a biLM from a bilm-tf / AllenNLP `options.json` + HDF5.
-
-        Args:
-            options_file: path to the options JSON (or its dict).
-            weight_file: path to the weights HDF5 (`dump_weights` layout).
-            stateful: bool. See the class docstring.
-            **kwargs: passed to the constructor (e.g. `dtype`).
-        """
-        bilm = cls(
-            BiLMConfig.from_options_json(options_file),
-            stateful=stateful,
-            **kwargs,
-        )
-        load_bilm_hdf5(bilm, weight_file)
-        return bilm
-
-    @classmethod
-    def from_preset(
-        cls,
-        source,
-        stateful=False,
-        load_weights=True,
-        cache_dir=None,
-        dtype=None,
-        dropout=0.0,
-        name=None,
-    ):
-        """Loads a pretrained biLM from any model source.
-
-        The source is resolved by `keras_elmo.presets.sources.resolve_model`
-        (the one resolver every entry point uses).
-
-        Args:
-            source: a shipped preset (`"elmo_small_en"`, offline), a
-                published one (`keras-elmo presets`; downloaded once into
-                `$KERAS_HOME/keras_elmo/presets`, verified), a folder
-                (`options.json` + `weights.hdf5`, or NLPL's `model.hdf5`;
-                an ELMoForManyLangs folder), a `.zip` archive of one, an
-                `http(s)://` or `file://` URL of a folder or `.zip`, a
-                pair `(options, weights)` of paths or URLs,
-                `hf://owner/repo`, or a `.keras` file.
-            stateful: bool. See the class docstring.
-            load_weights: bool. False builds the source's architecture with
-                freshly initialised weights (keras-hub's convention).
-            cache_dir: str or None. Overrides the download cache folder
-                (default `$KERAS_ELMO_CACHE`, else under `$KERAS_HOME`).
-            dtype: dtype or `keras.DTypePolicy` for every layer.
-            dropout: float. See the constructor.
-            name: str or None. The model's name.
-        """
-        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
-        return cls.from_resolved(
-            resolved,
-            stateful=stateful,
-            load_weights=load_weights,
-            dtype=dtype,
-            dropout=dropout,
-            name=name,
-        )
-
-    @classmethod
-    def from_resolved(cls, resolved, load_weights=True, **kwargs):
-        """Builds the biLM of a resolved source.
-
-        Args:
-            resolved: a `keras_elmo.presets.model_formats.ResolvedModel`,
-                what `resolve_model` returned.
-            load_weights: bool. See `from_preset`.
-            **kwargs: constructor arguments (`stateful`, `dtype`,
-                `dropout`, `name`).
-        """
-        kwargs = {k: v for k, v in kwargs.items() if v is not None}
-        if resolved.format == "allennlp":
-            if not load_weights:
-                config = BiLMConfig.from_options_json(resolved.options)
-                return cls(config, **kwargs)
-            return cls.from_allennlp(
-                resolved.options, resolved.weights, **kwargs
-            )
-        if not load_weights:
-            raise ValueError(
-                "`load_weights=False` needs an options.json model, received "
-                f"the {resolved.format} model {resolved.description}."
-            )
-        if resolved.format == "elmoformanylangs":
-            return cls.from_elmoformanylangs(resolved.path, **kwargs)
-        if resolved.format == "keras":
-            return _bilm_in_keras_file(cls, resolved.path, kwargs)
-        raise ValueError(
-            f"{resolved.description} is a SavedModel: it serves vectors "
-            "(`keras_elmo.Embedder.from_preset`) but holds no trainable "
-            "BiLM; load the model it was exported from instead."
-        )
-
-    @classmethod
-    def from_tfhub(cls, module_dir, options=None, return_mix=False, **kwargs):
-        """Builds a biLM from a TF Hub `elmo/3` module (TF1 Hub format).
-
-        Reads the module's `variables/` checkpoint with TensorFlow 2 (no
-        `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
-        See `keras_elmo.models.tfhub_checkpoint` for the variables read.
-        `ElmoLayer.from_tfhub` also restores the module's learned mix.
-
-        Args:
-            module_dir: str. The module folder or its `.tar.gz`.
-            options: dict or path or None. Overrides the options inferred
-                from the variable shapes (clips, skip connections,
-                activation are not stored in the checkpoint).
-            return_mix: bool. Also return the module's learned mix (see
-                `keras_elmo.models.tfhub_checkpoint.bilm_from_tfhub`).
-            **kwargs: passed to the constructor (e.g. `dtype`).
-        """
-        return bilm_from_tfhub(
-            cls, module_dir, options=options, return_mix=return_mix, **kwargs
-        )
-
-    def save_allennlp(self, options_file, weight_file):
-        """Writes `options.json` + weights HDF5 that AllenNLP reads.
-
-        Both files are written atomically. Loading them back with
-        `from_allennlp` gives bit-identical weights.
-        """
-        save_bilm_hdf5(self, weight_file)
-        self.config.to_options_json(options_file)
-
-
-def _bilm_in_keras_file(cls, path, kwargs):
-    """The `BiLM` of a `.keras` file holding one, or one `ElmoLayer`'s."""
-    if kwargs.get("stateful"):
-        raise ValueError(
-            "`stateful=True` needs an options.json model, received the "
-            f".keras file {path!r} (its BiLM is loaded as saved)."
-        )
-    model = keras.saving.load_model(path, safe_mode=True)
-    if isinstance(model, cls):
-        return model
-    found = [
-        layer.bilm
-        for layer in getattr(model, "layers", [])
-        if isinstance(getattr(layer, "bilm", None), cls)
-    ]
-    if len(found) == 1:
-        return found[0]
-    raise ValueError(
-        f"{path!r} holds a {type(model).__name__} with {len(found)} "
-        "ElmoLayers; expected a BiLM or exactly one ElmoLayer."
-    )

@@ -14,11 +14,12 @@ from keras import ops
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.models.bilm_tf_checkpoint import bilm_from_bilm_tf_checkpoint
+from keras_elmo.models.checkpoint_bilm import bilm_from_bilm_tf_checkpoint
 from keras_elmo.models.loading import load_language_model
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
 from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.utils.validation import check_path_like
 from keras_elmo.weights import model_files
 
 LM_FILES = ("options", "weights", "softmax", "vocabulary")
@@ -120,7 +121,7 @@ class LMSubstitutes:
     def from_bilm_tf_checkpoint(cls, path, vocabulary, options=None):
         """From a bilm-tf training checkpoint (`model.ckpt-*`) and its
         `vocab.txt` (path or `Vocabulary`); `options` as in
-        `keras_elmo.models.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
+        `keras_elmo.weights.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
         if not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary.load(os.fspath(vocabulary))
         bilm, softmax = bilm_from_bilm_tf_checkpoint(BiLM, path, options)
@@ -234,13 +235,9 @@ def _top_k(logp, k, exclude_boundaries, vocabulary):
 
 
 def _folder(source):
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            "Received an invalid value for argument `source`, expected a "
-            "shipped preset name or a folder, got "
-            f"{type(source).__name__}."
-        )
-    source = os.fspath(source)
+    source = check_path_like(
+        "source", source, "a shipped preset name or a folder"
+    )
     if source in available_presets():
         return preset_dir(source)
     if os.path.isdir(source):

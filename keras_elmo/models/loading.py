@@ -7,12 +7,10 @@ exports that keep a learned mix), or the language model with its softmax
 and vocabulary (`load_language_model`, for perplexity and substitutes).
 """
 
-import keras
-
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.models.elmo_layer import ElmoLayer
+from keras_elmo.models.bilm_loaders import model_in_keras_file
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.weights.softmax_hdf5 import load_softmax_hdf5
 
@@ -57,22 +55,5 @@ def load_bilm_or_elmo_layer(source):
     file holding exactly one (so an export keeps its learned mix)."""
     resolved = model_sources.resolve_model(source)
     if resolved.format == "keras":
-        return _load_keras_file(resolved.path), resolved.description
+        return model_in_keras_file(resolved.path, BiLM), resolved.description
     return BiLM.from_resolved(resolved), resolved.description
-
-
-def _load_keras_file(path):
-    model = keras.saving.load_model(path, safe_mode=True)
-    if isinstance(model, BiLM):
-        return model
-    layers = [
-        layer
-        for layer in getattr(model, "layers", [])
-        if isinstance(layer, ElmoLayer)
-    ]
-    if len(layers) == 1:
-        return layers[0]
-    raise ValueError(
-        f"{path!r} holds a {type(model).__name__} with {len(layers)} "
-        "ElmoLayers; expected a BiLM or exactly one ElmoLayer."
-    )

@@ -4,7 +4,7 @@ The folder `BiLM.from_preset(folder)` and `BiLM.from_allennlp` read:
 `options.json` + `weights.hdf5` (the bilm-tf / AllenNLP layout), plus,
 for a model with its own lexicons (converted from ELMoForManyLangs), the
 `char_lexicon.json` / `word_lexicon.json` that `options.json` names in
-its `token_encoder` section (`keras_elmo.weights.options_lexicons`; see
+its `token_encoder` section (`keras_elmo.config.options_lexicons`; see
 docs/ELMOFORMANYLANGS.md). Written into a temporary folder beside `out`
 and renamed into place, so `out` is never half-written.
 """

@@ -140,36 +140,68 @@ def _fetch_one(name, pin, verify, staging, target, all_urls, label):
     Returns `(path, verify(path))`; raises `PresetDownloadError` listing
     every URL with its error, and where to place the files by hand.
     """
+    return fetch_first(
+        all_urls[name],
+        name,
+        staging,
+        what=f"{name} of {label}",
+        by_hand="download the two files elsewhere and place them by hand "
+        f"as\n  {os.path.join(target, OPTIONS)}   (from "
+        f"{all_urls[OPTIONS][0]})\n  {os.path.join(target, WEIGHTS)}   "
+        f"(from {all_urls[WEIGHTS][0]})\nthen it works offline.",
+        sha256=pin,
+        verify=verify,
+    )
+
+
+def fetch_first(urls, fname, staging, what, by_hand, sha256=None, verify=None):
+    """Downloads `staging/fname` from the first of `urls` that answers and
+    verifies, through `keras.utils.get_file` (its progress bar, its sha256
+    check when `sha256` is pinned).
+
+    Args:
+        urls: the URLs to try, in order.
+        fname: str, the file's name in `staging`.
+        staging: str, a private folder (the caller renames the file into
+            place and removes the folder).
+        what: str, how the error names the file (`"the archive"`).
+        by_hand: str, the end of the error: what to do without network.
+        sha256: hex str or None.
+        verify: `path -> value` or None; an exception it raises counts as
+            that URL's failure.
+
+    Returns:
+        `(path, verify(path))` (`None` without `verify`).
+
+    Raises:
+        PresetDownloadError: listing every URL with its error.
+    """
     import keras
 
     failures = []
-    for url in all_urls[name]:
+    path = os.path.join(staging, fname)
+    for url in urls:
         try:
-            path = keras.utils.get_file(
-                fname=name,
+            keras.utils.get_file(
+                fname=fname,
                 origin=url,
-                file_hash=pin,
+                file_hash=sha256,
                 hash_algorithm="sha256",
                 cache_dir=staging,
                 cache_subdir="",
                 force_download=True,
             )
-            path = os.path.join(staging, name)  # get_file may fall back
-            if not os.path.exists(path):
+            if not os.path.exists(path):  # get_file may fall back
                 raise OSError(f"cache folder {staging!r} is not writable")
-            return path, verify(path)
+            return path, verify(path) if verify else None
         except Exception as e:  # noqa: BLE001 (urllib, Keras, h5py, ours)
             failures.append(f"  {url}\n    -> {type(e).__name__}: {e}")
             with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(staging, name))
+                os.remove(path)
     raise PresetDownloadError(
-        f"Could not fetch {name} of {label}. URLs tried:\n"
+        f"Could not fetch {what}. URLs tried:\n"
         + "\n".join(failures)
-        + "\nWithout network, download the two files elsewhere and place "
-        "them by hand as\n"
-        f"  {os.path.join(target, OPTIONS)}   (from {all_urls[OPTIONS][0]})\n"
-        f"  {os.path.join(target, WEIGHTS)}   (from {all_urls[WEIGHTS][0]})\n"
-        "then it works offline."
+        + f"\nWithout network, {by_hand}"
     )
 
 

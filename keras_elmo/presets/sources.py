@@ -47,6 +47,7 @@ from keras_elmo.presets import published_archives
 from keras_elmo.presets.model_formats import ResolvedModel
 from keras_elmo.presets.model_formats import allennlp_files
 from keras_elmo.presets.model_formats import detect_model
+from keras_elmo.utils.validation import check_path_like
 
 URL_SCHEMES = ("http://", "https://", "file://")
 
@@ -77,13 +78,11 @@ def resolve_model(source, cache_dir=None, force=False):
         return source
     if isinstance(source, (list, tuple)):
         return _pair(source, cache_dir, force)
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            "Received an invalid value for argument `source`, expected a "
-            "preset name, a folder, a .zip, a URL or hf://owner/repo, got "
-            f"{type(source).__name__}."
-        )
-    source = os.fspath(source)
+    source = check_path_like(
+        "source",
+        source,
+        "a preset name, a folder, a .zip, a URL or hf://owner/repo",
+    )
     if source in available_presets():
         return detect_model(preset_dir(source), f"shipped preset {source}")
     model = published.find_published(source)
@@ -170,39 +169,27 @@ def _fetch_archive(urls, cache_dir, force, key, sha256=None, suffix=".zip"):
     """The cached copy `CACHE/<key><suffix>` of the archive at the first of
     `urls` that answers, downloaded through `keras.utils.get_file` (its
     progress bar, its sha256 check when `sha256` is pinned) into a private
-    folder and renamed into place."""
-    import keras
-
+    folder and renamed into place (`download.fetch_first`)."""
     root = download.cache_root(cache_dir)
     target = os.path.join(root, key + suffix)
     if os.path.isfile(target) and not force:
         return target
     os.makedirs(root, exist_ok=True)
-    failures = []
-    for url in urls:
-        staging = tempfile.mkdtemp(prefix=download.PARTIAL_PREFIX, dir=root)
-        try:
-            keras.utils.get_file(
-                fname="archive.zip",
-                origin=url,
-                file_hash=sha256,
-                hash_algorithm="sha256",
-                cache_dir=staging,
-                cache_subdir="",
-                force_download=True,
-            )
-            os.replace(os.path.join(staging, "archive.zip"), target)
-            return target
-        except Exception as e:  # noqa: BLE001 (urllib, Keras)
-            failures.append(f"  {url}\n    -> {type(e).__name__}: {e}")
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    raise download.PresetDownloadError(
-        "Could not fetch the archive. URLs tried:\n"
-        + "\n".join(failures)
-        + f"\nWithout network, download it elsewhere and place it as "
-        f"{target} (or pass its local path)."
-    )
+    staging = tempfile.mkdtemp(prefix=download.PARTIAL_PREFIX, dir=root)
+    try:
+        path, _ = download.fetch_first(
+            urls,
+            "archive.zip",
+            staging,
+            what="the archive",
+            by_hand=f"download it elsewhere and place it as {target} (or "
+            "pass its local path).",
+            sha256=sha256,
+        )
+        os.replace(path, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def _in(folder):

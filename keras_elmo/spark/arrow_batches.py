@@ -27,6 +27,7 @@ import pyarrow as pa
 from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embed_lines import sentence_tokens
+from keras_elmo.export.length_batches import embed_in_length_order
 
 CHUNK_BATCHES = 16  # batches per chunk sorted by length, as `embed`
 OUTPUT_FIELDS = (
@@ -69,16 +70,14 @@ def row_tokens(raw, column):
 def embed_chunk(embedder, token_lists, batch_size, layers, dtype):
     """One stored array per token list, in order: batches of `batch_size`
     lists consecutive in length order."""
-    order = sorted(range(len(token_lists)), key=lambda i: len(token_lists[i]))
-    out = [None] * len(token_lists)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        vectors = embedder([token_lists[i] for i in rows])
-        for i, array in zip(rows, vectors):
-            out[i] = np.ascontiguousarray(
-                select_layers(array, layers), dtype=DTYPES[dtype]
-            )
-    return out
+    return embed_in_length_order(
+        embedder,
+        token_lists,
+        batch_size,
+        each=lambda array: np.ascontiguousarray(
+            select_layers(array, layers), dtype=DTYPES[dtype]
+        ),
+    )
 
 
 def _shown(token):

@@ -1,6 +1,7 @@
 """Argument checks with messages that name the argument and the value."""
 
 import numbers
+import os
 
 
 def check_int_at_least(name, value, minimum, expected):
@@ -25,3 +26,15 @@ def check_positive_int(name, value, allow_none=False):
         return
     expected = "a positive integer" + (" or None" if allow_none else "")
     check_int_at_least(name, value, 1, expected)
+
+
+def check_path_like(name, value, expected):
+    """`os.fspath(value)` for a `str` or `os.PathLike` `value`; else a
+    `TypeError` naming the argument, what was expected and the type
+    received."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(
+            f"Received an invalid value for argument `{name}`, expected "
+            f"{expected}, got {type(value).__name__}."
+        )
+    return os.fspath(value)

@@ -1,1 +1,1 @@
-"""Weight files: the bilm-tf / AllenNLP HDF5 layout."""
+"""Weight files: every format's arrays (HDF5, TF1 checkpoints, pickles)."""

@@ -253,13 +253,9 @@ def config_fields(folder, architecture, source, token_embedder):
             f"token embedder with char_dim > 0): {e!r}"
         ) from e
     chars_path = os.path.join(folder, CHAR_DIC)
-    chars = read_lexicon(chars_path)
-    table = token_embedder.get("char_emb_layer.embedding.weight")
-    if table is None:
-        raise ValueError(
-            f"{os.path.join(folder, TOKEN_EMBEDDER)!r} has no "
-            "'char_emb_layer.embedding.weight'."
-        )
+    chars, table = _lexicon_and_rows(
+        folder, chars_path, token_embedder, "char_emb_layer", ""
+    )
     fields["char_lexicon"] = tuple(chars.items())
     fields["char_specials"] = _specials(chars_path, chars, CHAR_SPECIAL_ENTRIES)
     fields["n_characters"] = int(table.shape[0]) + 1
@@ -269,13 +265,13 @@ def config_fields(folder, architecture, source, token_embedder):
             raise FileNotFoundError(
                 f"{folder!r}: word_dim is {word_dim} but word.dic is missing."
             )
-        words = read_lexicon(words_path)
-        rows = token_embedder.get("word_emb_layer.embedding.weight")
-        if rows is None:
-            raise ValueError(
-                f"{os.path.join(folder, TOKEN_EMBEDDER)!r} has no "
-                "'word_emb_layer.embedding.weight' (word_dim > 0)."
-            )
+        words, rows = _lexicon_and_rows(
+            folder,
+            words_path,
+            token_embedder,
+            "word_emb_layer",
+            " (word_dim > 0)",
+        )
         fields["word_lexicon"] = tuple(words.items())
         fields["word_specials"] = _specials(
             words_path, words, WORD_SPECIAL_ENTRIES, optional=("bos", "eos")
@@ -291,3 +287,17 @@ def config_fields(folder, architecture, source, token_embedder):
             )
             fields[key] = tuple(fields[key][n] for n in names)
     return fields
+
+
+def _lexicon_and_rows(folder, path, token_embedder, layer, why):
+    """`(lexicon, embedding table)`: `path`'s lexicon and the rows of
+    `token_embedder`'s `<layer>.embedding.weight`; a missing table names
+    the file and the key (`why` says when it is needed)."""
+    lexicon = read_lexicon(path)
+    rows = token_embedder.get(f"{layer}.embedding.weight")
+    if rows is None:
+        raise ValueError(
+            f"{os.path.join(folder, TOKEN_EMBEDDER)!r} has no "
+            f"'{layer}.embedding.weight'{why}."
+        )
+    return lexicon, rows

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.cli import model_args
+from keras_elmo.cli import _model_args as model_args
 from keras_elmo.cli.main import build_parser
 from keras_elmo.cli.main import main
 

@@ -9,8 +9,8 @@ import tensorflow as tf
 
 import keras_elmo
 from keras_elmo.export import signatures as sig
+from keras_elmo.export.elmo_module import build_module
 from keras_elmo.export.saved_model import _check_destination
-from keras_elmo.export.saved_model import build_module
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.utils import atomic
 from keras_elmo.utils.atomic import atomic_directory

@@ -101,3 +101,8 @@ def test_the_command_line_speaks_in_flags():
     assert flag_words("`resume=True` and `layers`", flags) == (
         "`resume=True` and `layers`"
     )
+    # `bare` (the model flags' spec messages): unquoted `name=` too.
+    assert flag_words("got force=None out=1 x_out=2", flags, bare=True) == (
+        "got --force=None --out=1 x_out=2"
+    )
+    assert flag_words("got force=None", flags) == "got force=None"

@@ -7,7 +7,7 @@ each may import only itself and folders before it, so the folder graph
 has no cycle, and no
 function-level import exists to dodge one (moving any of them to the top
 of its module would create none). Inside a folder the same holds for the
-module graph. Root modules (`config.py`, ...) count as folders of their
+module graph. Root modules (`version.py`, ...) count as folders of their
 own; `__init__` is the package's `__init__.py`, the public API.
 """
 
@@ -28,8 +28,8 @@ LAYERS = [
     "ops",
     "layers",
     "data",
-    "weights",
     "config",
+    "weights",
     "presets",
     "models",
     "export",

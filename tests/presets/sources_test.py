@@ -9,6 +9,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
+from keras_elmo.presets.sources import resolve_model
 from keras_elmo.presets.sources import resolve_preset
 
 
@@ -180,3 +181,16 @@ def test_url_cache_is_immutable_until_download_force(model_dir, server, cache):
     assert main(["download", url, "--force"]) == 0
     assert server.count("/m/weights.hdf5") == 2
     assert cached[0].read_bytes() == (folder / "w2.hdf5").read_bytes()
+
+
+def test_a_source_that_is_not_a_path_names_the_argument():
+    from keras_elmo.models.lm_substitutes import LMSubstitutes
+
+    with pytest.raises(TypeError) as info:
+        resolve_model(42)
+    assert str(info.value) == (
+        "Received an invalid value for argument `source`, expected a preset "
+        "name, a folder, a .zip, a URL or hf://owner/repo, got int."
+    )
+    with pytest.raises(TypeError, match="a shipped preset name or a folder"):
+        LMSubstitutes.from_preset(3.5)

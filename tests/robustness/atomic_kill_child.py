@@ -81,9 +81,9 @@ def _install_hooks():
 
     tf.saved_model.save = saved_model_save
 
+    from keras_elmo.config import options_json
     from keras_elmo.data import vocabulary
     from keras_elmo.utils import atomic
-    from keras_elmo.weights import options_json
 
     def half_then_hook(real):
         @contextlib.contextmanager

@@ -16,7 +16,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import keras_elmo
-from keras_elmo.export.saved_model import split_sentences
+from keras_elmo.export.elmo_module import split_sentences
 from keras_elmo.layers import CharacterIds
 from keras_elmo.text.char_ops import tokens_to_char_ids
 from tests.robustness.api_cases import reference_row

@@ -366,7 +366,7 @@ CASES = number(
             OPTIONS,
             "unknown key `lstm.n_layer`",
             "warning naming the key and `did you mean lstm.n_layers`",
-            "tests/weights/options_rules_test.py::"
+            "tests/config/options_rules_test.py::"
             "test_unknown_key_warns_with_the_closest_known_key",
         ),
         ref(

@@ -15,8 +15,8 @@ class Extras:
         self.softmax = softmax
 
     def write(self, args):
-        from keras_elmo.models.bilm_tf_checkpoint import save_softmax_arrays
         from keras_elmo.utils.atomic import atomic_write
+        from keras_elmo.weights.bilm_tf_checkpoint import save_softmax_arrays
 
         if getattr(args, "to_mix", None):
             if self.mix is None:
@@ -38,9 +38,8 @@ class Extras:
 def load_tf_source(args):
     """`(BiLM or None, Extras)` for --from-tfhub / --from-bilm-tf-checkpoint."""
     import keras_elmo
-    from keras_elmo.models import bilm_tf_checkpoint
-    from keras_elmo.models import tf_checkpoint
-    from keras_elmo.models import tfhub_checkpoint
+    from keras_elmo.models import checkpoint_bilm
+    from keras_elmo.weights import tfhub_checkpoint
 
     tfhub = getattr(args, "from_tfhub", None)
     bilm_tf = getattr(args, "from_bilm_tf_checkpoint", None)
@@ -54,7 +53,7 @@ def load_tf_source(args):
         config, arrays, mix = tfhub_checkpoint.read_tfhub_module(
             tfhub, args.options
         )
-        bilm = tf_checkpoint.bilm_from_arrays(keras_elmo.BiLM, arrays, config)
+        bilm = checkpoint_bilm.bilm_from_arrays(keras_elmo.BiLM, arrays, config)
         if mix is not None:
             logger.info("TF Hub mix: %s", mix)
         return bilm, Extras(mix=mix)
@@ -63,7 +62,7 @@ def load_tf_source(args):
         if options is None and os.path.isdir(bilm_tf):
             candidate = os.path.join(bilm_tf, "options.json")
             options = candidate if os.path.exists(candidate) else None
-        bilm, softmax = bilm_tf_checkpoint.bilm_from_bilm_tf_checkpoint(
+        bilm, softmax = checkpoint_bilm.bilm_from_bilm_tf_checkpoint(
             keras_elmo.BiLM, bilm_tf, options
         )
         return bilm, Extras(softmax=softmax)

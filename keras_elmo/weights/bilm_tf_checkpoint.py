@@ -31,8 +31,8 @@ import os
 import h5py
 import numpy as np
 
-from keras_elmo.models import tf_checkpoint
 from keras_elmo.utils.atomic import atomic_path
+from keras_elmo.weights import tf_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -73,14 +73,6 @@ def read_bilm_tf_checkpoint(path, options=None):
             )
         softmax = {SOFTMAX[0]: weight, SOFTMAX[1]: bias}
     return config, arrays, softmax
-
-
-def bilm_from_bilm_tf_checkpoint(cls, path, options=None, **kwargs):
-    """`(BiLM, softmax arrays or None)` from a bilm-tf checkpoint."""
-    config, arrays, softmax = read_bilm_tf_checkpoint(path, options)
-    return tf_checkpoint.bilm_from_arrays(
-        cls, arrays, config, **kwargs
-    ), softmax
 
 
 def save_softmax_arrays(softmax, path):

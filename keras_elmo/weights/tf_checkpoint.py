@@ -1,11 +1,12 @@
-"""TensorFlow 1 name-based checkpoints -> the weights HDF5 layout -> `BiLM`.
+"""TensorFlow 1 name-based checkpoints -> arrays in the weights HDF5 layout.
 
 Shared by the TF Hub `elmo/3` reader (`tfhub_checkpoint.py`) and the
 bilm-tf training checkpoint reader (`bilm_tf_checkpoint.py`): each names
 its variables, this module reads them with TensorFlow 2
 (`tf.train.load_checkpoint`, no graph, no session), renames the LSTM
-variables to the `dump_weights` names, infers the options from the shapes,
-and builds the biLM through the HDF5 loader so every check applies.
+variables to the `dump_weights` names, infers the options from the shapes
+and checks every shape. Building the biLM from the arrays is
+`keras_elmo.models.checkpoint_bilm`'s.
 
 LSTM renames (after the format's scope prefix is removed), the ones
 bilm-tf's `dump_weights` applies, for every TF 1.x spelling:
@@ -22,9 +23,7 @@ built `LSTMCell(forget_bias=1.0)`), as in the HDF5.
 import logging
 import os
 import re
-import tempfile
 
-import h5py
 import numpy as np
 
 from keras_elmo.config import BiLMConfig
@@ -163,17 +162,6 @@ def drop_padding_row(char_embed, source, variable):
             )
         return char_embed[1:]
     return char_embed
-
-
-def bilm_from_arrays(cls, arrays, config, **kwargs):
-    """Builds `cls(config)` and loads HDF5-layout `arrays` through the
-    HDF5 loader (a temporary file), so the same checks and hooks apply."""
-    with tempfile.TemporaryDirectory(prefix="keras_elmo_convert_") as tmp:
-        path = os.path.join(tmp, "weights.hdf5")
-        with h5py.File(path, "w") as f:
-            for name in expected_weight_shapes(config):
-                f.create_dataset(name, data=arrays[name].astype(np.float32))
-        return cls.from_allennlp(config.to_options_dict(), path, **kwargs)
 
 
 def scoped_bilm_arrays(variables, scope, source, options, original_name):

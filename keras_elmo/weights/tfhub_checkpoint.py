@@ -39,7 +39,7 @@ import tempfile
 
 import numpy as np
 
-from keras_elmo.models import tf_checkpoint
+from keras_elmo.weights import tf_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -120,22 +120,3 @@ def module_name(dataset):
         if dataset.endswith(old):
             dataset = dataset[: -len(old)] + new
     return SCOPE + dataset
-
-
-def bilm_from_tfhub(cls, path, options=None, return_mix=False, **kwargs):
-    """`BiLM.from_tfhub`: the module's biLM, and with `return_mix` its
-    learned mix `{"scalar_parameters", "gamma"}` (`aggregation/weights`,
-    `aggregation/scaling`), which `ElmoLayer.from_tfhub` starts every
-    `ScalarMix` from (trainable, as with `hub.Module(...,
-    trainable=True)`), so that with `dropout=0` the layer's output is the
-    module's `elmo` output."""
-    config, arrays, mix = read_tfhub_module(path, options)
-    bilm = tf_checkpoint.bilm_from_arrays(cls, arrays, config, **kwargs)
-    if not return_mix:
-        return bilm
-    if mix is None:
-        raise ValueError(
-            f"TF Hub module {os.fspath(path)!r} has no {MIX_WEIGHTS!r}; use "
-            "BiLM.from_tfhub and a fresh ElmoLayer."
-        )
-    return bilm, mix

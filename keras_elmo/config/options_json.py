@@ -11,10 +11,10 @@ field, section, converter and default. `BiLMConfig.from_options_json` and
 import json
 import os
 
+from keras_elmo.config import options_lexicons
+from keras_elmo.config import options_rules
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.atomic import atomic_write
-from keras_elmo.weights import options_lexicons
-from keras_elmo.weights import options_rules
 
 
 def read_options(path_or_dict):

@@ -5,11 +5,11 @@ import os
 import warnings
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.config import options_json
+from keras_elmo.config import options_lexicons
 from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
 from keras_elmo.utils.validation import check_positive_int
-from keras_elmo.weights import options_json
-from keras_elmo.weights import options_lexicons
 
 _ORIGINAL_FILTERS = (
     (1, 32),
@@ -222,7 +222,7 @@ class BiLMConfig:
 
         A config with its own lexicons also writes them beside `path`
         (`char_lexicon.json`, `word_lexicon.json`; the options file names
-        them, see `keras_elmo.weights.options_lexicons`).
+        them, see `keras_elmo.config.options_lexicons`).
         """
         if self.has_char_lexicon:
             folder = os.path.dirname(os.path.abspath(path))

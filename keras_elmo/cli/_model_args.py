@@ -10,18 +10,22 @@ and prints the warning for random weights.
 import os
 import sys
 
+from keras_elmo.cli.main import flag_name
+from keras_elmo.cli.main import flag_words
 from keras_elmo.config import ARCHITECTURES
 
-# Flag -> spec key (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`).
-FLAGS = {
-    "--model": "model",
-    "--options": "options",
-    "--weights": "weights",
-    "--preset": "preset",
-    "--random-weights": "random_weights",
-    "--seed": "seed",
-    "--vocab": "vocab",
-}
+# The spec keys (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`) the
+# model flags set; each key's flag is `main.flag_name(key)` (`--model`).
+KEYS = (
+    "model",
+    "options",
+    "weights",
+    "preset",
+    "random_weights",
+    "seed",
+    "vocab",
+)
+FLAGS = {flag_name(key) for key in KEYS}
 
 
 def add_model_arguments(parser, model_help=None, vocab_help=None):
@@ -65,7 +69,7 @@ def add_model_arguments(parser, model_help=None, vocab_help=None):
 def model_spec(args):
     """The library's model spec of the command's flags; local paths made
     absolute (workers may run elsewhere)."""
-    spec = {key: getattr(args, key, None) for key in FLAGS.values()}
+    spec = {key: getattr(args, key, None) for key in KEYS}
     for key in ("model", "options", "weights", "vocab", "preset"):
         value = spec[key]
         if value and "://" not in value and os.path.exists(value):
@@ -75,14 +79,8 @@ def model_spec(args):
 
 def flag_error(error):
     """`error` with the spec's key names (`` `model` ``, `options=`)
-    replaced by the flags."""
-    import re
-
-    message = str(error)
-    for flag, key in FLAGS.items():
-        message = message.replace(f"`{key}`", f"`{flag}`")
-        message = re.sub(rf"(?<![\w`-]){key}=", f"{flag}=", message)
-    return type(error)(message)
+    replaced by the flags (`main.flag_words`)."""
+    return type(error)(flag_words(str(error), FLAGS, bare=True))
 
 
 def check_model_flags(args):
@@ -146,7 +144,7 @@ def _named(error, spec):
     error = flag_error(error)
     for key in ("model", "options", "preset"):
         if spec.get(key):
-            flag = {v: k for k, v in FLAGS.items()}[key]
+            flag = flag_name(key)
             hint = ""
             if key == "preset" and "no such preset" in str(error):
                 hint = (

@@ -11,6 +11,8 @@ identical, so the nearest neighbour carries no sense information at all.
 
 import numpy as np
 
+from keras_elmo.text.batch_to_ids import batch_to_ids
+
 # (word, sense, whitespace-tokenized sentence). Plain English of the kind
 # the shipped model was trained on (19th-century prose, speeches, bible).
 SENSE_POOL = [
@@ -62,11 +64,9 @@ def occurrence_vectors(bilm, pool=SENSE_POOL):
 
     Layer names: `word_emb` (context-free) and `lstm_outputs1..L`.
     """
-    import keras_elmo
-
     sentences = [sentence.split() for _, _, sentence in pool]
     positions = [s.index(word) for (word, _, _), s in zip(pool, sentences)]
-    outputs = bilm(keras_elmo.batch_to_ids(sentences))
+    outputs = bilm(batch_to_ids(sentences))
     rows = np.arange(len(pool))
     return {
         name: np.asarray(value)[rows, positions]

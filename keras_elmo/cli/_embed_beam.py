@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 
-from keras_elmo.cli.model_args import model_spec
+from keras_elmo.cli._model_args import model_spec
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import io
 import numpy as np
 
 import keras_elmo
-from keras_elmo.cli import word_sense
+from keras_elmo.training import word_sense
 
 
 def test_nearest_same_word_searches_only_other_occurrences_of_the_word():

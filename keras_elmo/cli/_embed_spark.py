@@ -14,11 +14,8 @@ own model loader, so the model arguments (`--preset`, `--model`,
 interpreter). Needs `pip install 'keras-elmo[spark]'` and Java 17+.
 """
 
-import logging
 import os
 import sys
-
-logger = logging.getLogger(__name__)
 
 
 def add_spark_arguments(parser):
@@ -53,21 +50,6 @@ def _conf_pairs(items):
             )
         pairs.append((key, value))
     return pairs
-
-
-def spark_session(master, conf_items):
-    """A classic SparkSession on `master` with the `--spark-conf` items."""
-    from pyspark.sql import SparkSession
-
-    if "PYSPARK_PYTHON" not in os.environ:
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-        logger.info("PYSPARK_PYTHON not set; executors run %s", sys.executable)
-    builder = SparkSession.builder.master(master).appName("keras-elmo embed")
-    if master.startswith("spark://127.0.0.1") or master.startswith("local"):
-        builder = builder.config("spark.driver.host", "127.0.0.1")
-    for key, value in _conf_pairs(conf_items):
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
 
 
 def _check_args(args):
@@ -112,18 +94,19 @@ def run_spark(args):
     does; the driver does not load it."""
     _check_args(args)
     # keras_elmo.spark names the extra to install when pyspark is absent.
-    from keras_elmo.cli.model_args import model_spec
+    from keras_elmo.cli._model_args import model_spec
     from keras_elmo.spark import embed_text_file
+    from keras_elmo.spark.session import spark_session
 
     if os.path.isfile(args.input):
-        from keras_elmo.cli.corpus_args import check_corpus_from_args
+        from keras_elmo.cli._corpus_args import check_corpus_from_args
 
         check_corpus_from_args(
             args, "input", args.input, require_sentences=False
         )
     output = _absolute(args.output)
     spec = model_spec(args)
-    spark = spark_session(args.spark_master, args.spark_conf)
+    spark = spark_session(args.spark_master, _conf_pairs(args.spark_conf))
     try:
         result = embed_text_file(
             spark,

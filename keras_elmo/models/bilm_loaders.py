@@ -1,0 +1,201 @@
+"""`BiLMLoaders`: every way to build a `BiLM` from files, and to write one.
+
+The classmethods `BiLM` inherits: `from_preset` (any source, through
+`keras_elmo.presets.sources.resolve_model`, the one resolver) and
+`from_resolved`, which dispatch on the resolved format to
+`from_allennlp` (options.json + weights HDF5), `from_elmoformanylangs`,
+`from_tfhub` (`checkpoint_bilm.py`) or a `.keras` file
+(`model_in_keras_file`, shared with `loading.py`); `save_allennlp`
+writes the files `from_allennlp` reads. The model itself (layers, call,
+state) is `bilm.py`'s.
+"""
+
+import keras
+
+from keras_elmo.config import BiLMConfig
+from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
+from keras_elmo.presets import sources as model_sources
+from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+
+
+def model_in_keras_file(path, bilm_cls):
+    """The model of a `.keras` file: its `BiLM` (an instance of
+    `bilm_cls`), or the one layer in it that holds a `BiLM` as `.bilm`
+    (an `ElmoLayer`, so a learned mix is kept). Loads with
+    `safe_mode=True`.
+
+    Raises:
+        ValueError: the file holds neither a BiLM nor exactly one such
+            layer; the message names the file and what it holds.
+    """
+    model = keras.saving.load_model(path, safe_mode=True)
+    if isinstance(model, bilm_cls):
+        return model
+    found = [
+        layer
+        for layer in getattr(model, "layers", [])
+        if isinstance(getattr(layer, "bilm", None), bilm_cls)
+    ]
+    if len(found) == 1:
+        return found[0]
+    raise ValueError(
+        f"{path!r} holds a {type(model).__name__} with {len(found)} "
+        "ElmoLayers; expected a BiLM or exactly one ElmoLayer."
+    )
+
+
+class BiLMLoaders:
+    """Mixin of `keras_elmo.BiLM`: its `from_*` constructors and
+    `save_allennlp` (see the module docstring)."""
+
+    @classmethod
+    def from_elmoformanylangs(cls, folder, **kwargs):
+        """A biLM from an ELMoForManyLangs model folder, exactly.
+
+        Reads its files without torch and without running pickled code
+        (`keras_elmo.weights.elmoformanylangs`); the result gives the
+        package's `sents2elmo(output_layer=-2)` layers, statelessly. See
+        docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
+        """
+        from keras_elmo.weights import elmoformanylangs
+        from keras_elmo.weights import elmoformanylangs_weights
+
+        model = elmoformanylangs.read_folder(folder)
+        bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
+        elmoformanylangs_weights.load_weights(bilm, model)
+        return bilm
+
+    @classmethod
+    def from_allennlp(cls, options_file, weight_file, stateful=False, **kwargs):
+        """Builds a biLM from a bilm-tf / AllenNLP `options.json` + HDF5.
+
+        Args:
+            options_file: path to the options JSON (or its dict).
+            weight_file: path to the weights HDF5 (`dump_weights` layout).
+            stateful: bool. See the class docstring.
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        bilm = cls(
+            BiLMConfig.from_options_json(options_file),
+            stateful=stateful,
+            **kwargs,
+        )
+        load_bilm_hdf5(bilm, weight_file)
+        return bilm
+
+    @classmethod
+    def from_preset(
+        cls,
+        source,
+        stateful=False,
+        load_weights=True,
+        cache_dir=None,
+        dtype=None,
+        dropout=0.0,
+        name=None,
+    ):
+        """Loads a pretrained biLM from any model source.
+
+        The source is resolved by `keras_elmo.presets.sources.resolve_model`
+        (the one resolver every entry point uses).
+
+        Args:
+            source: a shipped preset (`"elmo_small_en"`, offline), a
+                published one (`keras-elmo presets`; downloaded once into
+                `$KERAS_HOME/keras_elmo/presets`, verified), a folder
+                (`options.json` + `weights.hdf5`, or NLPL's `model.hdf5`;
+                an ELMoForManyLangs folder), a `.zip` archive of one, an
+                `http(s)://` or `file://` URL of a folder or `.zip`, a
+                pair `(options, weights)` of paths or URLs,
+                `hf://owner/repo`, or a `.keras` file.
+            stateful: bool. See the class docstring.
+            load_weights: bool. False builds the source's architecture with
+                freshly initialised weights (keras-hub's convention).
+            cache_dir: str or None. Overrides the download cache folder
+                (default `$KERAS_ELMO_CACHE`, else under `$KERAS_HOME`).
+            dtype: dtype or `keras.DTypePolicy` for every layer.
+            dropout: float. See the constructor.
+            name: str or None. The model's name.
+        """
+        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
+        return cls.from_resolved(
+            resolved,
+            stateful=stateful,
+            load_weights=load_weights,
+            dtype=dtype,
+            dropout=dropout,
+            name=name,
+        )
+
+    @classmethod
+    def from_resolved(cls, resolved, load_weights=True, **kwargs):
+        """Builds the biLM of a resolved source.
+
+        Args:
+            resolved: a `keras_elmo.presets.model_formats.ResolvedModel`,
+                what `resolve_model` returned.
+            load_weights: bool. See `from_preset`.
+            **kwargs: constructor arguments (`stateful`, `dtype`,
+                `dropout`, `name`).
+        """
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if resolved.format == "allennlp":
+            if not load_weights:
+                config = BiLMConfig.from_options_json(resolved.options)
+                return cls(config, **kwargs)
+            return cls.from_allennlp(
+                resolved.options, resolved.weights, **kwargs
+            )
+        if not load_weights:
+            raise ValueError(
+                "`load_weights=False` needs an options.json model, received "
+                f"the {resolved.format} model {resolved.description}."
+            )
+        if resolved.format == "elmoformanylangs":
+            return cls.from_elmoformanylangs(resolved.path, **kwargs)
+        if resolved.format == "keras":
+            if kwargs.get("stateful"):
+                raise ValueError(
+                    "`stateful=True` needs an options.json model, received "
+                    f"the .keras file {resolved.path!r} (its BiLM is loaded "
+                    "as saved)."
+                )
+            found = model_in_keras_file(resolved.path, cls)
+            return found if isinstance(found, cls) else found.bilm
+        raise ValueError(
+            f"{resolved.description} is a SavedModel: it serves vectors "
+            "(`keras_elmo.Embedder.from_preset`) but holds no trainable "
+            "BiLM; load the model it was exported from instead."
+        )
+
+    @classmethod
+    def from_tfhub(cls, module_dir, options=None, return_mix=False, **kwargs):
+        """Builds a biLM from a TF Hub `elmo/3` module (TF1 Hub format).
+
+        Reads the module's `variables/` checkpoint with TensorFlow 2 (no
+        `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
+        See `keras_elmo.weights.tfhub_checkpoint` for the variables read.
+        `ElmoLayer.from_tfhub` also restores the module's learned mix.
+
+        Args:
+            module_dir: str. The module folder or its `.tar.gz`.
+            options: dict or path or None. Overrides the options inferred
+                from the variable shapes (clips, skip connections,
+                activation are not stored in the checkpoint).
+            return_mix: bool. Also return the module's learned mix (see
+                `keras_elmo.models.checkpoint_bilm.bilm_from_tfhub`).
+            **kwargs: passed to the constructor (e.g. `dtype`).
+        """
+        return bilm_from_tfhub(
+            cls, module_dir, options=options, return_mix=return_mix, **kwargs
+        )
+
+    def save_allennlp(self, options_file, weight_file):
+        """Writes `options.json` + weights HDF5 that AllenNLP reads.
+
+        Both files are written atomically. Loading them back with
+        `from_allennlp` gives bit-identical weights.
+        """
+        save_bilm_hdf5(self, weight_file)
+        self.config.to_options_json(options_file)
