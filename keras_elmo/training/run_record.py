@@ -193,12 +193,16 @@ def prepare_run(out_dir, record, force=False, chief=True):
     what an earlier run left (checkpoints, best, logs, history; the
     `checkpoint` indexes first, so a kill part-way leaves no checkpoint
     to resume, only files a fresh run overwrites or ignores) and writes
-    `record`, before the first checkpoint.
+    `record`, before the first checkpoint. The chief also removes the
+    temporary files of atomic writes a kill interrupted (`.NAME.*.tmp`
+    beside the run's outputs, history and record).
     """
     import shutil
 
     import tensorflow as tf
 
+    if chief:
+        _remove_temporaries(out_dir)
     directory = os.path.join(out_dir, "checkpoints")
     latest = None
     if os.path.isdir(directory):
@@ -224,3 +228,20 @@ def prepare_run(out_dir, record, force=False, chief=True):
         os.remove(history)
     write_record(out_dir, record)
     return None
+
+
+def _remove_temporaries(out_dir):
+    import glob
+
+    from keras_elmo.weights import model_files
+
+    if not os.path.isdir(out_dir):
+        return
+    paths = list(model_files.model_paths(out_dir).values())
+    paths += [record_path(out_dir), os.path.join(out_dir, "history.json")]
+    for path in paths:
+        folder, name = os.path.split(path)
+        pattern = os.path.join(glob.escape(folder), f".{glob.escape(name)}.*")
+        for leftover in glob.glob(pattern):
+            if leftover.endswith((".tmp", ".tmp.keras")):
+                os.remove(leftover)
