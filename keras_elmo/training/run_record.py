@@ -231,8 +231,7 @@ def prepare_run(out_dir, record, force=False, chief=True):
 
 
 def _remove_temporaries(out_dir):
-    import glob
-
+    from keras_elmo.utils.atomic import remove_abandoned
     from keras_elmo.weights import model_files
 
     if not os.path.isdir(out_dir):
@@ -240,8 +239,4 @@ def _remove_temporaries(out_dir):
     paths = list(model_files.model_paths(out_dir).values())
     paths += [record_path(out_dir), os.path.join(out_dir, "history.json")]
     for path in paths:
-        folder, name = os.path.split(path)
-        pattern = os.path.join(glob.escape(folder), f".{glob.escape(name)}.*")
-        for leftover in glob.glob(pattern):
-            if leftover.endswith((".tmp", ".tmp.keras")):
-                os.remove(leftover)
+        remove_abandoned(path)

@@ -38,10 +38,13 @@ def _atomic_path(path):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
+    remove_abandoned(path)
     fd, tmp = tempfile.mkstemp(
         dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
     )
-    os.close(fd)
+    if not _lock(fd):  # held until the write ends: a live writer's mark
+        os.close(fd)
+        fd = None
     # mkstemp makes the file private (0600); give it the permissions a
     # plain `open(path, "w")` would (0666 minus the umask).
     umask = os.umask(0)
@@ -56,6 +59,9 @@ def _atomic_path(path):
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 @contextlib.contextmanager
@@ -146,7 +152,12 @@ def _atomic_directory(path):
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     name = os.path.basename(os.path.abspath(path))
+    remove_abandoned(path)
     tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
+    fd = None
+    if sys.platform != "win32":
+        fd = os.open(tmp, os.O_RDONLY)
+        _lock(fd)
     try:
         yield tmp
         if os.path.isdir(path) and os.listdir(path):
@@ -164,3 +175,63 @@ def _atomic_directory(path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _lock(fd):
+    """Takes an exclusive `flock` on `fd`; False where fcntl is missing."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return True
+
+
+def remove_abandoned(path):
+    """Removes the temporary files and folders of writes of `path` that
+    a kill interrupted (`.NAME.*.tmp` beside it, with the `.tmp.keras` of
+    `save_keras_atomically`), so that a killed write costs no disk once
+    `path` is written again.
+
+    A writer holds an exclusive `flock` on its temporary entry until it
+    ends (a kill releases it): an entry that can be locked has no live
+    writer. Never touches `.NAME.*.tmp.old`, the previous copy that the
+    fallback of `atomic_directory` leaves after a kill. Does nothing
+    where fcntl is missing (Windows).
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    prefix = "." + os.path.basename(os.path.abspath(path)) + "."
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        leftover = os.path.join(parent, entry)
+        try:
+            fd = os.open(leftover, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a live writer
+        try:
+            if os.path.isdir(leftover):
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(leftover)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(leftover + ".keras")
+        finally:
+            os.close(fd)

@@ -33,9 +33,9 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 

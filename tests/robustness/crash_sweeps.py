@@ -3,12 +3,13 @@ kill points a sweep tries, and file comparisons.
 
 A full sweep kills a run at every write point; on a 2-core CI machine
 that takes long for the TensorFlow commands (each kill is a fresh child
-that rebuilds the model, then a resumed run). By default
-`points_to_try` keeps a representative subset: the first occurrence of
-every kind of point (its name) and the last occurrence of every kind
-that publishes (a rename or a removal: what a reader sees changes only
-there), which includes the run's last steps. Set
-`KERAS_ELMO_CRASH_SWEEP=full` for every point.
+that rebuilds the model, then a rerun). By default `points_to_try`
+keeps a representative subset: the first and the last occurrence of
+every kind of point that publishes (a rename, a removal, TensorFlow's
+merge: what a reader or a resume sees changes only there; between two
+of them only temporary files change, and a kill just before the next
+one leaves all of them written). Set `KERAS_ELMO_CRASH_SWEEP=full` for
+every point.
 """
 
 import io
@@ -46,11 +47,10 @@ def points_to_try(points, full=FULL, names=None):
         return candidates
     first, last = {}, {}
     for k in candidates:
-        first.setdefault(points[k - 1], k)
-        last[points[k - 1]] = k
-    chosen = set(first.values())
-    chosen.update(k for name, k in last.items() if name in PUBLISHING)
-    return sorted(chosen)
+        if points[k - 1] in PUBLISHING or names is not None:
+            first.setdefault(points[k - 1], k)
+            last[points[k - 1]] = k
+    return sorted(set(first.values()) | set(last.values()))
 
 
 def hdf5_arrays(source):
@@ -58,9 +58,11 @@ def hdf5_arrays(source):
     found = {}
     with h5py.File(source, "r") as f:
         f.visititems(
-            lambda name, obj: found.__setitem__(name, obj[()])
-            if isinstance(obj, h5py.Dataset)
-            else None
+            lambda name, obj: (
+                found.__setitem__(name, obj[()])
+                if isinstance(obj, h5py.Dataset)
+                else None
+            )
         )
     return found
 

@@ -1,7 +1,7 @@
 """Crash injection for `train`: a SIGKILL at the write points of a run.
 
-The run: a biLM smaller than the tiny preset on 64 sentences (validation: 16), batch 4, 3
-steps per epoch, 2 epochs, a checkpoint every 2 steps (so at steps 2, 3
+The run: a biLM smaller than the tiny preset, on 64 sentences
+(validation: 16), batch 4, 3 steps per epoch, 2 epochs, a checkpoint every 2 steps (so at steps 2, 3
 (epoch end), 4 and 6) keeping 2, `deterministic`. It passes about 170
 write points (`tests.robustness.crash_points`, TensorFlow's included:
 `run.json`, each checkpoint's shards, merge, index and sweep, the best
@@ -49,6 +49,9 @@ pytestmark = [
 CHECKPOINT_EVERY = 2
 OUTPUTS = ("options.json", "weights.hdf5", "softmax.hdf5", "vocab.txt")
 KERAS = "bilm.keras"
+# Torn by default: the merges (the first checkpoint's, and the epoch-end
+# one that saves a step's number again); all of TEARABLE in a full sweep.
+TORN = TEARABLE if crash_sweeps.FULL else {"gen_io_ops.merge_v2_checkpoints"}
 HISTORY_KEYS = ("epoch", "steps", "loss", "perplexity", "learning_rate")
 
 
@@ -192,13 +195,12 @@ def _sweep(zygote, files, folder, torn):
         assert not killed
         (folder / "points.json").write_text(json.dumps(points))
     points = json.loads((folder / "points.json").read_text())
-    tried = crash_sweeps.points_to_try(points, names=TEARABLE if torn else None)
+    names = TORN if torn else None
+    tried = crash_sweeps.points_to_try(points, names=names)
     for k in tried:
         out = str(folder / f"{'torn' if torn else 'k'}{k}" / "run")
         kwargs = _kwargs(files, out)
-        killed, _ = zygote.run(
-            f"{__name__}:train_work", kwargs, k=k, torn=torn
-        )
+        killed, _ = zygote.run(f"{__name__}:train_work", kwargs, k=k, torn=torn)
         where = f"point {k} of {len(points)} ({points[k - 1]})"
         assert killed, where
         _check_claims(out, reference)
@@ -218,11 +220,11 @@ def test_a_kill_at_each_write_point_of_train(setup):
     assert len(points) >= 100, points
     for name in ("io_ops.save_v2", "gen_io_ops.merge_v2_checkpoints"):
         assert points.count(name) >= 6, name  # 5 checkpoints, 2 best
-    assert len(tried) == len(points) or len(tried) >= 40
+    assert len(tried) == len(points) or len(tried) >= 10
 
 
 def test_a_torn_write_inside_each_tensorflow_write_of_train(setup):
     zygote, files, folder = setup
     points, tried = _sweep(zygote, files, folder, torn=True)
     print(f"train, torn: {len(tried)} kill points")
-    assert len(tried) >= 10, tried
+    assert len(tried) >= 2, tried
