@@ -157,10 +157,11 @@ def write_points(at_point, points=None):
             setattr(owner, name, real)
 
 
-def count_points(work):
-    """`work()` in this process; the write points it passed, in order."""
+def count_points(work, points=None):
+    """`work()` in this process; the write points it passed, in order
+    (`points` as `write_points`)."""
     names = []
-    with write_points(names.append):
+    with write_points(names.append, points):
         work()
     return names
 
@@ -207,17 +208,17 @@ def _wait(pid, k, timeout):
     return os.WEXITSTATUS(status)
 
 
-def killed_at(k, work, timeout=120, torn=False):
+def killed_at(k, work, timeout=120, torn=False, points=None):
     """Runs `work()` in a forked child killed (SIGKILL, by itself) just
     before its `k`-th write point (1-based; with `torn`, just after a
     `TEARABLE` one, cut). Returns True if it was killed, False if
     `work()` finished first; an error in the child fails with its
-    traceback."""
+    traceback. `points` as `write_points`."""
     report = tempfile.mktemp(prefix="crash_child_", suffix=".txt")
     pid = os.fork()
     if pid == 0:  # the child
         try:
-            with write_points(_killer(k, torn)):
+            with write_points(_killer(k, torn), points):
                 work()
             os._exit(0)
         except BaseException:  # noqa: BLE001 (reported to the parent)

@@ -69,7 +69,7 @@ def test_a_number_saved_again_and_killed_keeps_the_previous(
         assert float(restored.numpy()) == 1.0
     resumed.remove_unindexed()
     expected = ["ckpt-4.data-00000-of-00001", "ckpt-4.index"]
-    expected = ([] if first else ["checkpoint"] + expected)
+    expected = [] if first else ["checkpoint"] + expected
     assert sorted(os.listdir(directory)) == expected
     restored.assign(3.0)
     assert resumed.save(checkpoint_number=6).endswith("ckpt-6")
