@@ -4,7 +4,9 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 
@@ -40,11 +42,9 @@ def _atomic_path(path):
     os.makedirs(directory, exist_ok=True)
     remove_abandoned(path)
     fd, tmp = tempfile.mkstemp(
-        dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
+        dir=directory, prefix=_temporary_prefix(path), suffix=".tmp"
     )
-    if not _lock(fd):  # held until the write ends: a live writer's mark
-        os.close(fd)
-        fd = None
+    os.close(fd)
     # mkstemp makes the file private (0600); give it the permissions a
     # plain `open(path, "w")` would (0666 minus the umask).
     umask = os.umask(0)
@@ -59,9 +59,6 @@ def _atomic_path(path):
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
-    finally:
-        if fd is not None:
-            os.close(fd)
 
 
 @contextlib.contextmanager
@@ -151,13 +148,10 @@ def _atomic_directory(path):
     """
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    name = os.path.basename(os.path.abspath(path))
     remove_abandoned(path)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
-    fd = None
-    if sys.platform != "win32":
-        fd = os.open(tmp, os.O_RDONLY)
-        _lock(fd)
+    tmp = tempfile.mkdtemp(
+        dir=parent, prefix=_temporary_prefix(path), suffix=".tmp"
+    )
     try:
         yield tmp
         if os.path.isdir(path) and os.listdir(path):
@@ -175,63 +169,54 @@ def _atomic_directory(path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    finally:
-        if fd is not None:
-            os.close(fd)
 
 
-def _lock(fd):
-    """Takes an exclusive `flock` on `fd`; False where fcntl is missing."""
-    try:
-        import fcntl
-    except ImportError:
-        return False
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return True
+def _temporary_prefix(path):
+    """`.NAME.HOST-PID.`: the temporaries of a write of `path` name the
+    writer, so that a later write can tell those of dead writers."""
+    name = os.path.basename(os.path.abspath(path))
+    return f".{name}.{socket.gethostname()}-{os.getpid()}."
 
 
 def remove_abandoned(path):
     """Removes the temporary files and folders of writes of `path` that
-    a kill interrupted (`.NAME.*.tmp` beside it, with the `.tmp.keras` of
-    `save_keras_atomically`), so that a killed write costs no disk once
-    `path` is written again.
+    a kill interrupted (`.NAME.HOST-PID.*.tmp` beside it, with the
+    `.tmp.keras` of `save_keras_atomically`), so that a killed write
+    costs no disk once `path` is written again.
 
-    A writer holds an exclusive `flock` on its temporary entry until it
-    ends (a kill releases it): an entry that can be locked has no live
-    writer. Never touches `.NAME.*.tmp.old`, the previous copy that the
-    fallback of `atomic_directory` leaves after a kill. Does nothing
-    where fcntl is missing (Windows).
+    Only the temporaries of this host's processes that no longer run are
+    removed (a live writer's, another host's on a shared folder, and
+    those of earlier versions without a PID in the name stay). Never
+    touches `.NAME.*.tmp.old`, the previous copy the fallback of
+    `atomic_directory` leaves after a kill.
     """
-    try:
-        import fcntl
-    except ImportError:
-        return
     parent = os.path.dirname(os.path.abspath(path))
-    prefix = "." + os.path.basename(os.path.abspath(path)) + "."
+    name = os.path.basename(os.path.abspath(path))
+    host = re.escape(socket.gethostname())
+    pattern = re.compile(rf"\.{re.escape(name)}\.{host}-(\d+)\.[^.]+\.tmp")
     try:
         entries = os.listdir(parent)
     except OSError:
         return
     for entry in entries:
-        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+        match = pattern.fullmatch(entry)
+        if not match or _alive(int(match.group(1))):
             continue
         leftover = os.path.join(parent, entry)
-        try:
-            fd = os.open(leftover, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # a live writer
-        try:
-            if os.path.isdir(leftover):
-                shutil.rmtree(leftover, ignore_errors=True)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(leftover)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(leftover + ".keras")
-        finally:
-            os.close(fd)
+        if os.path.isdir(leftover):
+            shutil.rmtree(leftover, ignore_errors=True)
+        for path in (leftover, leftover + ".keras"):
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                os.remove(path)
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True

@@ -53,7 +53,11 @@ def export_work(out, options, weights, seed=None):
 
 
 def _contents(folder):
-    """`{relative path: bytes}` of every file under `folder`."""
+    """`{relative path: bytes}` of every file under `folder` (folders:
+    None); `fingerprint.pb` without its `uuid`, which TensorFlow draws
+    at random for each save."""
+    from tensorflow.core.protobuf import fingerprint_pb2
+
     found = {}
     for name in crash_sweeps.tree(folder):
         path = os.path.join(folder, name)
@@ -62,6 +66,11 @@ def _contents(folder):
                 found[name] = f.read()
         else:
             found[name] = None
+    if found.get("fingerprint.pb"):
+        fingerprint = fingerprint_pb2.FingerprintDef()
+        fingerprint.ParseFromString(found["fingerprint.pb"])
+        fingerprint.ClearField("uuid")
+        found["fingerprint.pb"] = fingerprint.SerializeToString()
     return found
 
 
@@ -83,7 +92,8 @@ def setup(reference_weights, tmp_path_factory):
         killed, points = zygote.run(target, dict(files, out=over))
         assert not killed and _contents(over) == outputs["reference"][0]
         outputs["over"] = (None, points)
-        # An export is the same, byte for byte, each time it is run.
+        # An export is the same, byte for byte (but the fingerprint's
+        # random uuid), each time it is run.
         assert outputs["again"][0] == outputs["reference"][0]
         yield zygote, files, folder, outputs
 
