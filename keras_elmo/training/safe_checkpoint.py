@@ -36,10 +36,11 @@ class SafeCheckpointManager(tf.train.CheckpointManager):
     """
 
     def save(self, checkpoint_number=None, check_interval=True, options=None):
-        if checkpoint_number is not None:
-            self._forget(f"{self._prefix}-{int(checkpoint_number)}")
         previous = self.latest_checkpoint
         try:
+            if checkpoint_number is not None:
+                self._forget(f"{self._prefix}-{int(checkpoint_number)}")
+                previous = self.latest_checkpoint
             return super().save(
                 checkpoint_number=checkpoint_number,
                 check_interval=check_interval,
@@ -101,14 +102,16 @@ class SafeCheckpointManager(tf.train.CheckpointManager):
         kept = set(self._maybe_delete)
         for entry in os.listdir(self.directory):
             path = os.path.join(self.directory, entry)
+            prefix = os.path.join(self.directory, entry.split(".")[0])
             if entry.endswith("_temp") and entry.startswith("ckpt-"):
                 shutil.rmtree(path, ignore_errors=True)
-            elif entry.startswith("checkpoint.tmp"):
-                os.remove(path)
-            elif entry.startswith("ckpt-") and "." in entry:
-                prefix = os.path.join(self.directory, entry.split(".")[0])
-                if prefix not in kept:
+            elif entry.startswith("checkpoint.tmp") or (
+                entry.startswith("ckpt-") and prefix not in kept
+            ):
+                try:
                     os.remove(path)
+                except OSError:  # best effort (a read-only folder)
+                    pass
 
     def _failed_prefix(self, checkpoint_number):
         if checkpoint_number is None:

@@ -11,6 +11,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -126,8 +127,6 @@ def test_a_resume_with_one_thing_changed_is_refused_naming_it(run, what):
     message = str(caught.value)
     assert "ckpt-2" in message and "`force=True`" in message
     changed_part = message.split("changed: ")[1].split(". Rerun")[0]
-    import re
-
     assert re.match(expected, changed_part), changed_part
     # Exactly one difference is named (the validation corpus also
     # changes `lr_schedule`, set explicitly above to the same value).
