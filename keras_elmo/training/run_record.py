@@ -184,12 +184,13 @@ def check_resume(out_dir, current, checkpoint):
         )
 
 
-def prepare_run(out_dir, record, force=False, chief=True):
+def prepare_run(out_dir, record, force=False, chief=True, verify=True):
     """Checks a resume, or starts a fresh run; returns the checkpoint a
     resume continues from, or None.
 
     With checkpoints in `out_dir/checkpoints` and not `force`: a resume,
-    checked (`check_resume`). Otherwise a fresh run: the chief removes
+    checked (`check_resume`) unless not `verify` (a reader of the
+    checkpoint, not a run that continues it). Otherwise a fresh run: the chief removes
     what an earlier run left (checkpoints, best, logs, history; the
     `checkpoint` indexes first, so a kill part-way leaves no checkpoint
     to resume, only files a fresh run overwrites or ignores) and writes
@@ -208,7 +209,8 @@ def prepare_run(out_dir, record, force=False, chief=True):
     if os.path.isdir(directory):
         latest = tf.train.latest_checkpoint(directory)
     if latest and not force:
-        check_resume(out_dir, record, latest)
+        if verify:
+            check_resume(out_dir, record, latest)
         return latest
     if not chief:
         return None

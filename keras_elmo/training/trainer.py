@@ -68,9 +68,11 @@ class Trainer:
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of checkpoints of another run
             or format raises `run_record.RunMismatch` naming what differs.
+        verify_run: bool. False: restore the newest checkpoint without
+            that check, to read it (evaluate, snapshot), not to train on.
     """
 
-    def __init__(self, config, strategy=None, force=False):
+    def __init__(self, config, strategy=None, force=False, verify_run=True):
         self.config = config
         if config.deterministic:
             tf.config.experimental.enable_op_determinism()
@@ -104,7 +106,9 @@ class Trainer:
         if config.init_from:
             self._init_from(*config.init_from)
         record = run_record.run_record(config, self.model_config)
-        run_record.prepare_run(config.out_dir, record, force, self.chief)
+        run_record.prepare_run(
+            config.out_dir, record, force, self.chief, verify_run
+        )
         self.manager = checkpoints.make_manager(
             self.model,
             self.optimizer,
