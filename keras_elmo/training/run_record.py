@@ -191,12 +191,12 @@ def prepare_run(out_dir, record, force=False, chief=True, verify=True):
     With checkpoints in `out_dir/checkpoints` and not `force`: a resume,
     checked (`check_resume`) unless not `verify` (a reader of the
     checkpoint, not a run that continues it). Otherwise a fresh run: the
-    chief removes what an earlier run left (checkpoints, best, logs, history; the
-    `checkpoint` indexes first, so a kill part-way leaves no checkpoint
-    to resume, only files a fresh run overwrites or ignores) and writes
-    `record`, before the first checkpoint. The chief also removes the
-    temporary files of atomic writes a kill interrupted (`.NAME.*.tmp`
-    beside the run's outputs, history and record).
+    chief removes what an earlier run left (checkpoints, best, logs,
+    history; the `checkpoint` indexes first, so a kill part-way leaves
+    no checkpoint to resume, only files a fresh run overwrites or
+    ignores) and writes `record`, before the first checkpoint. The chief
+    also removes the temporaries of killed atomic writes beside the
+    run's outputs, history and record (`atomic.remove_abandoned`).
     """
     import shutil
 
