@@ -212,6 +212,15 @@ def prepare_run(out_dir, record, force=False, chief=True, verify=True):
         if verify:
             check_resume(out_dir, record, latest)
         return latest
+    index = os.path.join(directory, "checkpoint")
+    if not latest and not force and os.path.exists(index):
+        named = tf.train.get_checkpoint_state(directory)
+        raise RunMismatch(
+            f"Cannot resume from {directory!r}: its index names "
+            f"{getattr(named, 'model_checkpoint_path', None)!r}, whose "
+            "files are missing (removed by hand?). Restore them, or pass "
+            "`force=True` to discard the checkpoints and start over."
+        )
     if not chief:
         return None
     if latest:

@@ -137,6 +137,18 @@ def test_a_resume_with_one_thing_changed_is_refused_naming_it(run, what):
     assert _prepare(changed, verify=False) == latest
 
 
+def test_a_missing_newest_checkpoint_is_refused_not_discarded(run):
+    folder = os.path.join(run.out_dir, "checkpoints")
+    for name in os.listdir(folder):
+        if name.startswith("ckpt-2."):
+            os.remove(os.path.join(folder, name))
+    with pytest.raises(run_record.RunMismatch, match="files are missing"):
+        _prepare(run)
+    assert os.path.exists(os.path.join(folder, "ckpt-1.index"))
+    assert _prepare(run, force=True) is None
+    assert not os.path.exists(folder)
+
+
 def test_another_version_is_refused(run, monkeypatch):
     monkeypatch.setattr(run_record, "__version__", "9.9.9")
     with pytest.raises(run_record.RunMismatch, match=r"version \('0\.1\.0'"):
