@@ -5,8 +5,9 @@ The export (`export_saved_model`, the tiny reference weights, 8 tokens)
 passes 23 write points, 30 over an existing SavedModel
 (`tests.robustness.crash_points`, TensorFlow's included: the temporary
 folder, the variables' shards and merge, `saved_model.pb`, its rewrite
-with the frozen flags, the fingerprint, the swap into place). A child forked from a zygote
-(`crash_points.Zygote`) is SIGKILLed just before point k. Then:
+with the frozen flags, the fingerprint, the swap into place). A child
+forked from a zygote (`crash_points.Zygote`) is SIGKILLed just before
+point k. Then:
 
 - the destination is, file for file and byte for byte, either what was
   there before (absent, or the previous SavedModel) or the complete
