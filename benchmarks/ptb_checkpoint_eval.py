@@ -53,7 +53,8 @@ def main(argv=None):
         learning_rate=args.learning_rate,
         verbose=False,
     )
-    trainer = Trainer(config)
+    # Reads the checkpoint (other data and settings than its run's).
+    trainer = Trainer(config, verify_run=False)
     if not trainer.resumed_from:
         raise FileNotFoundError(f"`--out` {args.out!r} has no checkpoint.")
     start = time.perf_counter()

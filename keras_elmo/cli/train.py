@@ -5,7 +5,10 @@
         [--epochs 10] [--batch-size 128] [--strategy auto]
 
 Rerunning the same command after a crash or a kill resumes from the last
-checkpoint in OUT/checkpoints, mid-epoch, on the same batches. At the end,
+checkpoint in OUT/checkpoints, mid-epoch, on the same batches; a resume
+with another corpus (by content), vocabulary, architecture, setting or
+keras_elmo version than OUT/run.json records is refused, naming what
+changed (`--force` starts over). At the end,
 OUT holds options.json + weights.hdf5 (AllenNLP format), softmax.hdf5,
 vocab.txt and bilm.keras; OUT/logs holds TensorBoard summaries. An OUT
 that holds a finished model but no checkpoint is not replaced without
@@ -83,8 +86,10 @@ def add_arguments(parser):
     parser.add_argument(
         "--force",
         action="store_true",
-        help="Train into an OUT that holds a finished model but no "
-        "checkpoints (its files are replaced at the end).",
+        help="Start over: discard the checkpoints, history and logs in OUT "
+        "(needed where OUT's checkpoints come from another run: other "
+        "settings, corpus, vocabulary or version), or train into an OUT "
+        "that holds a finished model (its files are replaced at the end).",
     )
     add_corpus_check_arguments(parser)
 
@@ -170,7 +175,7 @@ def run(args):
         _check_corpus("--valid", config.valid)
     else:
         _check_corpus_health(args, config)
-    trainer = Trainer(config)
+    trainer = Trainer(config, force=args.force)
     try:
         history = trainer.train()
     except TrainingDiverged as e:

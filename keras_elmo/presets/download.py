@@ -13,7 +13,9 @@ Downloads go through `keras.utils.get_file` (Keras progress bar, sha256
 check where the registry pins one) into a private `.partial-*` folder, are
 verified there (the options parse and match the registry; the HDF5 opens
 and every dataset has the shape the options imply and reads fully), and
-only then are renamed into place, options last-but-one and the stamp last.
+only then are renamed into place (any older weights removed first, so
+that no kill leaves the options of one version beside the weights of
+another), options first, weights next and the stamp last.
 So a killed download never leaves a file that a later run reads as
 complete, and two processes fetching the same model at once serialise on
 the lock: the second finds the first's verified copy and downloads nothing.
@@ -124,10 +126,17 @@ def fetch_model_files(
                 lambda path: _verify(WEIGHTS, path, config, None, label),
                 *where,
             )
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(target, STAMP))
+            # The stamp, then the old weights go first: a kill between the
+            # renames below must not leave new options beside old weights,
+            # a pair a later run would verify as one model.
+            for name in (STAMP, WEIGHTS):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(target, name))
             for name in (OPTIONS, WEIGHTS):
                 os.replace(fetched[name], os.path.join(target, name))
+            # Before the stamp: a run that finds the stamp returns without
+            # the lock, so it cannot remove a staging folder safely.
+            shutil.rmtree(staging, ignore_errors=True)
             _write_stamp(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -80,7 +80,8 @@ def make_manager(
     and the one a rerun resumes from (`SafeCheckpointManager`). Under a
     multi-worker strategy every worker saves (the save is collective), but
     only the chief writes to `out_dir/checkpoints`; the others use a
-    temporary directory.
+    temporary directory. What killed saves left there is removed first
+    (`SafeCheckpointManager.remove_unindexed`).
     """
     # Keras 3 functional models do not expose their layers to
     # `tf.train.Checkpoint`, so the model's variables (weights and the
@@ -93,7 +94,9 @@ def make_manager(
         loss_scale=loss_scale.value,
     )
     directory = _directory(out_dir, "checkpoints", strategy)
-    return SafeCheckpointManager(checkpoint, directory, max_to_keep=keep)
+    manager = SafeCheckpointManager(checkpoint, directory, max_to_keep=keep)
+    manager.remove_unindexed()
+    return manager
 
 
 def _directory(out_dir, name, strategy):
@@ -110,7 +113,9 @@ def make_best_manager(model, out_dir, strategy):
     last, like every checkpoint; only the chief writes to `out_dir`)."""
     checkpoint = tf.train.Checkpoint(model_variables=list(model.variables))
     directory = _directory(out_dir, "best", strategy)
-    return SafeCheckpointManager(checkpoint, directory, max_to_keep=1)
+    manager = SafeCheckpointManager(checkpoint, directory, max_to_keep=1)
+    manager.remove_unindexed()
+    return manager
 
 
 def restore_latest(manager):

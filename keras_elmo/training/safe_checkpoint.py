@@ -9,6 +9,13 @@ half-written `ckpt-N_temp/` (or `ckpt-N.*` files no index names) and an
 error that names the temporary file. This manager removes those leftovers
 and raises `write_faults.WriteFailed` naming the checkpoint, the reason
 and the checkpoint a rerun of the same command resumes from.
+
+A checkpoint number saved a second time (the epoch-end checkpoint at the
+step of a periodic one; the best checkpoint of an epoch re-run after a
+resume) is first dropped from the index (`_forget`): TensorFlow would
+otherwise rename the new data file over the old one and then rewrite the
+index in place, and a kill in between leaves the newest checkpoint
+unreadable ("Checksum does not match"), so the run could not resume.
 """
 
 import glob
@@ -31,6 +38,9 @@ class SafeCheckpointManager(tf.train.CheckpointManager):
     def save(self, checkpoint_number=None, check_interval=True, options=None):
         previous = self.latest_checkpoint
         try:
+            if checkpoint_number is not None:
+                self._forget(f"{self._prefix}-{int(checkpoint_number)}")
+                previous = self.latest_checkpoint
             return super().save(
                 checkpoint_number=checkpoint_number,
                 check_interval=check_interval,
@@ -60,6 +70,48 @@ class SafeCheckpointManager(tf.train.CheckpointManager):
                 number,
                 target,
             ) from e
+
+    def _forget(self, prefix):
+        """Removes checkpoint `prefix` from the index (rewritten atomically,
+        naming the previous checkpoint as the newest), then its files. A
+        kill in between leaves files no index names, which the next save
+        of `prefix` or `remove_unindexed` removes. (`_maybe_delete`,
+        `_latest_checkpoint` and `_record_state` are the base class's
+        bookkeeping of the kept checkpoints, oldest first.)"""
+        files = glob.glob(glob.escape(prefix) + ".*")
+        if prefix not in self._maybe_delete and not files:
+            return
+        self._maybe_delete.pop(prefix, None)
+        kept = list(self._maybe_delete)
+        self._latest_checkpoint = kept[-1] if kept else None
+        if kept:
+            self._record_state()
+        else:
+            index = os.path.join(self.directory, "checkpoint")
+            if os.path.exists(index):
+                os.remove(index)
+        for path in files:
+            os.remove(path)
+
+    def remove_unindexed(self):
+        """Removes what killed saves left in the directory: temporary
+        shard folders, temporary index files and checkpoint files that no
+        index names (never a kept checkpoint)."""
+        if not os.path.isdir(self.directory):
+            return
+        kept = set(self._maybe_delete)
+        for entry in os.listdir(self.directory):
+            path = os.path.join(self.directory, entry)
+            prefix = os.path.join(self.directory, entry.split(".")[0])
+            if entry.endswith("_temp") and entry.startswith("ckpt-"):
+                shutil.rmtree(path, ignore_errors=True)
+            elif entry.startswith("checkpoint.tmp") or (
+                entry.startswith("ckpt-") and prefix not in kept
+            ):
+                try:
+                    os.remove(path)
+                except OSError:  # best effort (a read-only folder)
+                    pass
 
     def _failed_prefix(self, checkpoint_number):
         if checkpoint_number is None:

@@ -32,6 +32,7 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
+from keras_elmo.training import run_record
 from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
@@ -66,9 +67,14 @@ class Trainer:
         config: `keras_elmo.training.TrainingConfig`.
         strategy: optional `tf.distribute.Strategy` (else from
             `config.strategy`).
+        force: bool. Start over, discarding the checkpoints in
+            `config.out_dir`; else a resume of checkpoints of another run
+            or format raises `run_record.RunMismatch` naming what differs.
+        verify_run: bool. False: restore the newest checkpoint without
+            that check, to read it (evaluate, snapshot), not to train on.
     """
 
-    def __init__(self, config, strategy=None):
+    def __init__(self, config, strategy=None, force=False, verify_run=True):
         self.config = config
         if config.deterministic:
             tf.config.experimental.enable_op_determinism()
@@ -110,6 +116,10 @@ class Trainer:
             self.state = checkpoints.TrainingState(config.learning_rate)
         if config.init_from:
             self._init_from(*config.init_from)
+        record = run_record.run_record(config, self.model_config)
+        run_record.prepare_run(
+            config.out_dir, record, force, self.chief, verify_run
+        )
         self.manager = checkpoints.make_manager(
             self.model,
             self.optimizer,

@@ -4,7 +4,9 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 
@@ -38,8 +40,9 @@ def _atomic_path(path):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
+    remove_abandoned(path)
     fd, tmp = tempfile.mkstemp(
-        dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
+        dir=directory, prefix=_temporary_prefix(path), suffix=".tmp"
     )
     os.close(fd)
     # mkstemp makes the file private (0600); give it the permissions a
@@ -145,8 +148,10 @@ def _atomic_directory(path):
     """
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    name = os.path.basename(os.path.abspath(path))
-    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp")
+    remove_abandoned(path)
+    tmp = tempfile.mkdtemp(
+        dir=parent, prefix=_temporary_prefix(path), suffix=".tmp"
+    )
     try:
         yield tmp
         if os.path.isdir(path) and os.listdir(path):
@@ -164,3 +169,54 @@ def _atomic_directory(path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _temporary_prefix(path):
+    """`.NAME.HOST-PID.`: the temporaries of a write of `path` name the
+    writer, so that a later write can tell those of dead writers."""
+    name = os.path.basename(os.path.abspath(path))
+    return f".{name}.{socket.gethostname()}-{os.getpid()}."
+
+
+def remove_abandoned(path):
+    """Removes the temporary files and folders of writes of `path` that
+    a kill interrupted (`.NAME.HOST-PID.*.tmp` beside it, with the
+    `.tmp.keras` of `save_keras_atomically`), so that a killed write
+    costs no disk once `path` is written again.
+
+    Only the temporaries of this host's processes that no longer run are
+    removed (a live writer's, another host's on a shared folder, and
+    those of earlier versions without a PID in the name stay). Never
+    touches `.NAME.*.tmp.old`, the previous copy the fallback of
+    `atomic_directory` leaves after a kill.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(os.path.abspath(path))
+    host = re.escape(socket.gethostname())
+    pattern = re.compile(rf"\.{re.escape(name)}\.{host}-(\d+)\.[^.]+\.tmp")
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry)
+        if not match or _alive(int(match.group(1))):
+            continue
+        leftover = os.path.join(parent, entry)
+        if os.path.isdir(leftover):
+            shutil.rmtree(leftover, ignore_errors=True)
+        for path in (leftover, leftover + ".keras"):
+            with contextlib.suppress(OSError):  # gone, a folder, read-only
+                os.remove(path)
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True
