@@ -52,6 +52,12 @@ SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
 # What a reader must know before using a file's figures (no figures
 # here); benchmarks/RESULTS.md prints each under its file's section.
 CAVEATS = {
+    "benchmarks/results/bilm_tf_training_mini.json": (
+        "Measured at e3a8aae; training/trainer.py changed after it only "
+        "by the resume check of OUT/run.json (no change to a step), so it "
+        "was not rerun. A reduced architecture, not the issue's `small` "
+        "setting; tokens/s taken on a loaded, shared machine."
+    ),
     "benchmarks/results/beam_embed.json": (
         "Measured on the 2-core machine while CI and other jobs ran (load "
         "average 6 to 9, in `load_before`): every rate is a fraction of an "
