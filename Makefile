@@ -35,7 +35,7 @@ demo: $(VENV)/.installed-demo
 	TF_CPP_MIN_LOG_LEVEL=3 $(VENV)/bin/keras-elmo demo
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=40 tests
 
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m "not large" tests

@@ -9,8 +9,9 @@ the files of the successful attempts only: a retried bundle leaves no
 half or doubled shard, and the temporary folder is removed.
 
 The manifest is written last, from combined counts (exactly once, unlike
-metrics), and only after checking, from the shards as written (their
-TFRecord frames counted back), that they hold exactly one record per
+metrics), and only after checking, from the shards as written (listed
+from the file system once the sink has finalized, their TFRecord frames
+counted back in parallel), that they hold exactly one record per
 embedded line, that (from `embed_corpus`) every line read was embedded,
 and that every worker loaded the same model: a record lost anywhere on
 the way fails the pipeline instead of leaving a silently short output.
@@ -83,6 +84,23 @@ def count_frames(path):
 
 def _count_shard(path):
     return FileSystems.split(path)[1], count_frames(path)
+
+
+def list_shards(_, prefix, finalized):
+    """Paths of the shards under `prefix`, listed from the file system.
+
+    `finalized` (Beam's `WriteToTFRecord` output, as a side input) is only
+    a barrier: it is ready once the sink's finalize step has renamed every
+    shard. Its contents are not used: the sink emits them at the maximum
+    timestamp, past the end of the global window, so a step that reads
+    them can see its side input "complete" before they arrive (it did, on
+    Beam 2.77's BundleBasedDirectRunner). The shards' own names are the
+    truth, and `check_shard_counts` checks they make up one set.
+    """
+    del finalized
+    pattern = f"{prefix}-*-of-*{SHARD_SUFFIX}"
+    (match,) = FileSystems.match([pattern])
+    return sorted(m.path for m in match.metadata_list)
 
 
 def check_shard_counts(counts, written, lines_read=None):
@@ -208,7 +226,7 @@ class WriteEmbeddings(beam.PTransform):
     def expand(self, records):
         pipeline = records.pipeline
         prefix = FileSystems.join(self.output_dir, SHARD_PREFIX)
-        written = (
+        finalized = (
             records
             | "Encode" >> beam.Map(_encode, self.dtype)
             | "Shards"
@@ -218,6 +236,13 @@ class WriteEmbeddings(beam.PTransform):
                 num_shards=self.num_shards,
                 shard_name_template=SHARD_TEMPLATE,
             )
+        )
+        written = (
+            pipeline
+            | "AfterFinalize" >> beam.Create([None])
+            | "ListShards"
+            >> beam.FlatMap(list_shards, prefix, beam.pvalue.AsList(finalized))
+            | "Spread" >> beam.Reshuffle()
             | "CountBack" >> beam.Map(_count_shard)
         )
         counts = (

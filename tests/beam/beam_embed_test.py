@@ -433,3 +433,26 @@ def test_workers_with_different_models_fail_the_manifest():
     with pytest.raises(RuntimeError, match="2 different models"):
         check_one_model([one, '{"dim": 32, "model": "b"}'])
     assert check_one_model([])["model_identity"] is None
+
+
+def test_shards_are_listed_from_the_file_system_not_the_sinks_output(
+    tmp_path,
+):
+    """The manifest's shard list comes from the finalized files (Beam's
+    sink emits their names past the end of the global window, and the
+    BundleBasedDirectRunner let a side input read them as empty): only
+    `embeddings-*-of-*.tfrecord` directly under the output, sorted."""
+    from keras_elmo.beam.write_embeddings import list_shards
+
+    names = ["embeddings-00001-of-00002.tfrecord"]
+    names.append("embeddings-00000-of-00002.tfrecord")
+    for name in names + ["embeddings.manifest.json", "other.tfrecord"]:
+        (tmp_path / name).write_bytes(b"")
+    temp = tmp_path / "beam-temp-embeddings-1234"
+    temp.mkdir()
+    (temp / "embeddings-00002-of-00003.tfrecord").write_bytes(b"")
+    prefix = str(tmp_path / "embeddings")
+    assert list_shards(None, prefix, []) == [
+        str(tmp_path / n) for n in sorted(names)
+    ]
+    assert list_shards(None, str(tmp_path / "none" / "embeddings"), []) == []
