@@ -11,6 +11,7 @@ from keras_elmo.layers.unique_tokens import GatherUniqueTokens
 from keras_elmo.layers.unique_tokens import UniqueTokens
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.validation import check_instance
 
 
 @keras_elmo_export("keras_elmo.BiLMLanguageModel")
@@ -41,11 +42,7 @@ class BiLMLanguageModel(keras.Model):
     """
 
     def __init__(self, backbone, vocabulary_size, dropout=0.1, **kwargs):
-        if not isinstance(backbone, BiLM):
-            raise TypeError(
-                "`backbone` must be a keras_elmo.BiLM, received "
-                f"{type(backbone).__name__}."
-            )
+        check_instance("backbone", backbone, BiLM, "keras_elmo.BiLM")
         # === Layers ===
         add_boundaries = AddSentenceBoundaries(name="lm_add_boundaries")
         token_mask = TokenMask(name="lm_token_mask")

@@ -22,6 +22,7 @@ import os
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.text import char_vocab
+from keras_elmo.utils.validation import check_instance
 
 ALLENNLP_HOSTS = (
     "https://allennlp.s3.amazonaws.com/models/elmo/",
@@ -241,11 +242,8 @@ ARCHITECTURE_TWINS = {
 
 def register_preset(model):
     """Adds (or replaces) a `PublishedModel`, e.g. your own hosted model."""
-    if not isinstance(model, PublishedModel):
-        raise TypeError(
-            "`model` must be a keras_elmo.presets.published.PublishedModel, "
-            f"received {type(model).__name__}."
-        )
+    expected = "keras_elmo.presets.published.PublishedModel"
+    check_instance("model", model, PublishedModel, expected)
     PUBLISHED_PRESETS[model.name] = model
 
 

@@ -47,6 +47,7 @@ import dataclasses
 import os
 
 from keras_elmo.presets.published import MIRROR_ENV
+from keras_elmo.utils.validation import check_instance
 
 NLPL_HOST = "http://vectors.nlpl.eu/"
 CLARIN_SI_HOST = "https://www.clarin.si/repository/xmlui/bitstream/handle/"
@@ -281,9 +282,6 @@ def find_archive(name):
 
 def register_archive(archive):
     """Adds (or replaces) a `PublishedArchive`, e.g. your own mirror's."""
-    if not isinstance(archive, PublishedArchive):
-        raise TypeError(
-            "`archive` must be a keras_elmo.presets.published_archives."
-            f"PublishedArchive, received {type(archive).__name__}."
-        )
+    expected = "keras_elmo.presets.published_archives.PublishedArchive"
+    check_instance("archive", archive, PublishedArchive, expected)
     PUBLISHED_ARCHIVES[archive.name] = archive

@@ -28,6 +28,16 @@ def check_positive_int(name, value, allow_none=False):
     check_int_at_least(name, value, 1, expected)
 
 
+def check_instance(name, value, cls, expected):
+    """Raises a `TypeError` unless `value` is a `cls`; the message names
+    `name`, `expected` (how users spell the class, e.g.
+    "keras_elmo.BiLM") and the type received."""
+    if not isinstance(value, cls):
+        raise TypeError(
+            f"`{name}` must be a {expected}, received {type(value).__name__}."
+        )
+
+
 def check_path_like(name, value, expected):
     """`os.fspath(value)` for a `str` or `os.PathLike` `value`; else a
     `TypeError` naming the argument, what was expected and the type
