@@ -1,5 +1,6 @@
 """Checkpoints: what is saved, where each worker writes, atomic outputs."""
 
+import logging
 import os
 import sys
 import tempfile
@@ -8,6 +9,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
+
+logger = logging.getLogger(__name__)
 
 NO_BEST_YET = sys.float_info.max
 
@@ -116,6 +119,21 @@ def make_best_manager(model, out_dir, strategy):
     manager = SafeCheckpointManager(checkpoint, directory, max_to_keep=1)
     manager.remove_unindexed()
     return manager
+
+
+def restore_best(best_manager):
+    """Restores the newest checkpoint of `make_best_manager`'s manager.
+
+    Returns its epoch (1-based; the checkpoint number), or None when
+    validation never chose one.
+    """
+    latest = best_manager.latest_checkpoint
+    if not latest:
+        return None
+    best_manager.checkpoint.restore(latest).assert_existing_objects_matched()
+    epoch = int(latest.rsplit("-", 1)[-1])
+    logger.info("Restored the weights of epoch %d (best validation).", epoch)
+    return epoch
 
 
 def restore_latest(manager):

@@ -104,6 +104,20 @@ def unique_log_uniform_candidates(labels, num_sampled, vocabulary_size, seed):
     return sampled, expected(labels), expected(sampled)
 
 
+def check_sampler_fits(config, vocabulary_size):
+    """Raises `ValueError` unless `config`'s sampler can draw its negatives
+    from `vocabulary_size` words: the unique sampler draws `num_sampled`
+    distinct ones, so it needs `num_sampled < vocabulary_size`."""
+    n = config.num_sampled
+    if n and config.sampler == "unique" and n >= vocabulary_size:
+        raise ValueError(
+            "`sampler='unique'` draws `num_sampled` distinct negatives: "
+            f"`num_sampled` ({n}) must be below the vocabulary size "
+            f"({vocabulary_size} in {config.vocab!r}); lower it or pass "
+            "`sampler='replacement'`."
+        )
+
+
 def pool_size(num_sampled, vocabulary_size):
     """Draws expected to hold `S + 6 sqrt(S)` distinct log-uniform words
     (`E[distinct in n] = sum_k 1 - (1 - P(k))^n`, searched by doubling

@@ -52,3 +52,14 @@ class LossScale(tf.Module):
         if self._good_steps >= self.period and self.value.numpy() < 2.0**24:
             self.value.assign(self.value * 2)
             self._good_steps = 0
+
+
+def dtype_policy(mixed_precision):
+    """The Keras dtype policy of `TrainingConfig.mixed_precision` (None,
+    "bfloat16" or "float16"): None (float32), "mixed_bfloat16" or
+    "mixed_float16"; float16 also needs the `LossScale` above."""
+    return {
+        None: None,
+        "bfloat16": "mixed_bfloat16",
+        "float16": "mixed_float16",
+    }[mixed_precision]

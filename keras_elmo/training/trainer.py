@@ -36,8 +36,10 @@ from keras_elmo.training import run_record
 from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
+from keras_elmo.training.lm_loss import check_sampler_fits
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
+from keras_elmo.training.loss_scale import dtype_policy
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.step_callbacks import step_callbacks
@@ -54,10 +56,15 @@ class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the last checkpoint is kept."""
 
 
-def resolve_model_config(model):
-    if os.path.exists(model):
-        return BiLMConfig.from_options_json(model)
-    return BiLMConfig.from_architecture(model)
+def resolve_model_config(config):
+    """The `BiLMConfig` a `TrainingConfig` trains: that of `init_from`'s
+    options.json, else `model`'s (an options.json path or an
+    architecture name)."""
+    if config.init_from:
+        return BiLMConfig.from_options_json(config.init_from[0])
+    if os.path.exists(config.model):
+        return BiLMConfig.from_options_json(config.model)
+    return BiLMConfig.from_architecture(config.model)
 
 
 class Trainer:
@@ -82,25 +89,9 @@ class Trainer:
         self.strategy = strategy or make_strategy(config.strategy)
         self.chief = is_chief(self.strategy)
         self.vocabulary = Vocabulary.load(config.vocab)
-        if config.num_sampled and config.sampler == "unique":
-            if config.num_sampled >= len(self.vocabulary):
-                raise ValueError(
-                    "`sampler='unique'` draws `num_sampled` distinct "
-                    f"negatives: `num_sampled` ({config.num_sampled}) must "
-                    f"be below the vocabulary size ({len(self.vocabulary)} "
-                    f"in {config.vocab!r}); lower it or pass "
-                    "`sampler='replacement'`."
-                )
-        self.model_config = resolve_model_config(config.model)
-        if config.init_from:
-            self.model_config = BiLMConfig.from_options_json(
-                config.init_from[0]
-            )
-        dtype = {
-            None: None,
-            "bfloat16": "mixed_bfloat16",
-            "float16": "mixed_float16",
-        }[config.mixed_precision]
+        check_sampler_fits(config, len(self.vocabulary))
+        self.model_config = resolve_model_config(config)
+        dtype = dtype_policy(config.mixed_precision)
         with self.strategy.scope():
             backbone = BiLM(
                 self.model_config, dropout=config.dropout, dtype=dtype
@@ -313,17 +304,9 @@ class Trainer:
         Returns the epoch (1-based) whose weights the model now holds, or
         None (no validation: the last epoch's weights stay).
         """
-        latest = self.best_manager.latest_checkpoint
-        if not self.config.valid or not latest:
+        if not self.config.valid:
             return None
-        self.best_manager.checkpoint.restore(
-            latest
-        ).assert_existing_objects_matched()
-        epoch = int(latest.rsplit("-", 1)[-1])
-        logger.info(
-            "Restored the weights of epoch %d (best validation).", epoch
-        )
-        return epoch
+        return checkpoints.restore_best(self.best_manager)
 
     def _train_epoch(self, epoch, skip, writer):
         config = self.config
