@@ -11,6 +11,7 @@ Spark job server with `--environment_type=DOCKER`.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +38,7 @@ def job_service(tmp_path):
         + ["--port_file", str(port_file)],
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -49,7 +51,8 @@ def job_service(tmp_path):
             time.sleep(0.3)
         yield f"localhost:{port_file.read_text().strip()}"
     finally:
-        service.kill()
+        # The whole group: killing `timeout` alone orphans the service.
+        os.killpg(service.pid, signal.SIGKILL)
         service.wait()
         log.close()
 

@@ -11,6 +11,7 @@ before the pipeline started ("Must provide one of client or options").
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,7 @@ def s3(tmp_path):
         stdout=log,
         stderr=subprocess.STDOUT,
         env=dict(os.environ, **{k.upper(): v for k, v in KEYS.items()}),
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -62,7 +64,8 @@ def s3(tmp_path):
         client.create_bucket(Bucket=BUCKET)
         yield url, client
     finally:
-        server.kill()
+        # The whole group: killing `timeout` alone orphans the server.
+        os.killpg(server.pid, signal.SIGKILL)
         server.wait()
         log.close()
 
