@@ -10,7 +10,9 @@ fixture's mix parameters, and the sublayers on their own
 (`CharCNNEmbedding`, `Highway`, `ResidualBiLSTM` on a seeded input,
 `ScalarMix` on seeded layers), plus `batch_to_ids` and `CharacterIds`
 on NumPy strings. The test compares them with AllenNLP and with the
-same layers run on TensorFlow. Usage:
+same layers run on TensorFlow. For `tiny` also a stateful BiLM on the
+`tiny_stateful` batches and the losses of a short `model.fit` with
+`ElmoLayer`. Usage:
 
     KERAS_BACKEND=jax python tests/backends/backend_outputs.py OUT.npz \
         tiny=/tmp/tiny_options.json,/tmp/tiny_weights.hdf5 ...
@@ -86,6 +88,49 @@ def outputs_of(name, options, weights):
     return out
 
 
+def stateful_outputs(name, options, weights):
+    """`{name_stateful/batchK: [B, 3, T, 2P]}`: a stateful BiLM's layers
+    on the committed `{name}_stateful` fixture's batches, in order."""
+    ref = load_fixture(f"{name}_stateful")
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights, stateful=True)
+    out = {}
+    for k in range(int(ref["num_batches"])):
+        outputs = bilm(ref[f"batch{k}_char_ids"])
+        word = np.asarray(outputs["word_emb"])
+        out[f"{name}_stateful/batch{k}"] = np.stack(
+            [
+                np.concatenate([word, word], axis=-1),
+                np.asarray(outputs["lstm_outputs1"]),
+                np.asarray(outputs["lstm_outputs2"]),
+            ],
+            axis=1,
+        )
+    return out
+
+
+def fit_losses(name, options, weights):
+    """`{name/fit_losses: [3]}`: a frozen-biLM `ElmoLayer` under a Dense
+    head fitted 3 epochs (`model.fit`, jit-compiled on JAX) on the
+    fixture's sentences, labels the parity of each token's length."""
+    ref = load_fixture(name)
+    sentences = sentences_of(ref)
+    ids = keras_elmo.batch_to_ids(sentences)
+    labels = np.zeros(ids.shape[:2], "int32")
+    for b, sentence in enumerate(sentences):
+        labels[b, : len(sentence)] = [len(t) % 2 for t in sentence]
+    keras.utils.set_random_seed(0)
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    inputs = keras.Input((None, 50), dtype="int32")
+    mixed = keras_elmo.layers.ElmoLayer(bilm)(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2)(mixed))
+    model.compile(
+        keras.optimizers.Adam(0.01),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    history = model.fit(ids, labels, epochs=3, batch_size=len(ids), verbose=0)
+    return {f"{name}/fit_losses": np.array(history.history["loss"])}
+
+
 def main(argv):
     path, specs = argv[0], argv[1:]
     results = {"backend": np.array(keras.config.backend())}
@@ -93,6 +138,9 @@ def main(argv):
         name, files = spec.split("=", 1)
         options, weights = files.split(",")
         results.update(outputs_of(name, options, weights))
+        if name == "tiny":
+            results.update(stateful_outputs(name, options, weights))
+            results.update(fit_losses(name, options, weights))
     np.savez(path, **results)
 
 

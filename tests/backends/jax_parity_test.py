@@ -119,3 +119,25 @@ def test_sublayers_match_tensorflow(name, jax_outputs, reference_weights):
             # Padding exactly zero, as on TensorFlow.
             padding = ~seeded_inputs(name, len(ids), ids.shape[1] + 2, 1)[1]
             assert np.all(jax_outputs[key][padding] == 0.0), key
+
+
+def test_stateful_batches_match_allennlp(jax_outputs):
+    ref = load_fixture("tiny_stateful")
+    for k in range(int(ref["num_batches"])):
+        actual = jax_outputs[f"tiny_stateful/batch{k}"]
+        expected = ref[f"batch{k}_activations"]
+        for layer in range(3):
+            assert_close_to_reference(
+                actual[:, layer],
+                expected[:, layer],
+                f"jax tiny stateful batch {k} layer {layer}",
+            )
+
+
+def test_elmo_layer_fits_on_jax(jax_outputs):
+    """`model.fit` (jit-compiled; the biLM frozen, so the gradient
+    reaches the scalar mix and the head) runs and its loss goes down
+    each epoch."""
+    losses = jax_outputs["tiny/fit_losses"]
+    assert losses.shape == (3,) and np.all(np.isfinite(losses))
+    assert np.all(np.diff(losses) < 0), losses
