@@ -60,7 +60,7 @@ class CharacterIds(keras.layers.Layer):
                     f"{type(tokens).__name__}; or pass ids from "
                     "keras_elmo.batch_to_ids."
                 )
-            return keras.ops.convert_to_tensor(_numpy_char_ids(tokens))
+            return keras.ops.convert_to_tensor(numpy_char_ids(tokens))
         if is_strings:
             # A nested list of str is one tensor, not a list of inputs.
             tokens = _to_string_tensor(tokens)
@@ -81,7 +81,7 @@ class CharacterIds(keras.layers.Layer):
         )
 
 
-def _numpy_char_ids(tokens):
+def numpy_char_ids(tokens):
     """Python or NumPy strings `[B, T]` -> int32 ids `[B, T, 50]` (NumPy,
     `batch_to_ids`' encoding; bytes are read as UTF-8)."""
     array = np.asarray(tokens, dtype=object)

@@ -8,11 +8,11 @@ the command line (`name=options.json,weights.hdf5`) it builds
 the BiLM's three layers and mask, `ElmoLayer`'s scalar mix with the
 fixture's mix parameters, and the sublayers on their own
 (`CharCNNEmbedding`, `Highway`, `ResidualBiLSTM` on a seeded input,
-`ScalarMix` on seeded layers), plus `batch_to_ids` and `CharacterIds`
-on NumPy strings. The test compares them with AllenNLP and with the
-same layers run on TensorFlow. For `tiny` also a stateful BiLM on the
-`tiny_stateful` batches and the losses of a short `model.fit` with
-`ElmoLayer`. Usage:
+`ScalarMix` on seeded layers), plus `batch_to_ids`, and `CharacterIds`
+and `ElmoLayer` on NumPy strings. The test compares them with AllenNLP
+and with the same layers run on TensorFlow. For `tiny` also a stateful
+BiLM on the `tiny_stateful` batches and the losses of a short
+`model.fit` with `ElmoLayer`. Usage:
 
     KERAS_BACKEND=jax python tests/backends/backend_outputs.py OUT.npz \
         tiny=/tmp/tiny_options.json,/tmp/tiny_weights.hdf5 ...
@@ -84,6 +84,7 @@ def outputs_of(name, options, weights):
     out[f"{name}/character_ids"] = np.asarray(
         keras_elmo.layers.CharacterIds()(strings)
     )
+    out[f"{name}/elmo_strings"] = np.asarray(elmo(strings))
     out.update(sublayer_outputs(name, bilm, ids))
     return out
 

@@ -101,6 +101,8 @@ def test_every_layer_and_scalar_mix_match_allennlp(name, jax_outputs):
         unpack_rows(ref["elmo_scalar_mix"], lengths, steps),
         f"jax {name} scalar mix",
     )
+    # ElmoLayer on NumPy strings: the same ids, so the same outputs.
+    np.testing.assert_array_equal(out["elmo_strings"], out["elmo"])
 
 
 @pytest.mark.parametrize("name", CONFIGS)
