@@ -111,6 +111,9 @@ class CharCNNEmbedding(keras.layers.Layer):
     with the max). The outputs of all widths are concatenated in filter
     order: `[B, T, sum(n)]`. The character table holds the 261 real rows;
     row 0 (id 0, "no token") is a constant zero and never trained.
+    On TensorFlow only the windows holding characters are convolved
+    (`_pooled_convolution`); on JAX one VALID `keras.ops.conv` covers
+    all slots (`_convolution_max`): the same values up to rounding.
 
     Args:
         filters: list of `(width, num_filters)` pairs.
