@@ -9,6 +9,7 @@ from keras_elmo.text import char_vocab
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
 from keras_elmo.utils.backend import check_backend
+from keras_elmo.utils.backend import is_tensorflow
 
 _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
@@ -74,6 +75,27 @@ def _pooled_convolution(chars, pad_row, kernel, occupied, is_token, slots):
     )
 
 
+def _convolution_max(chars, kernel, slots):
+    """`max_t conv(chars, kernel)[:, t]` per token, over all its windows.
+
+    The backend-neutral path (JAX): one VALID `keras.ops.conv` over every
+    token's `slots` characters, then the max over the `slots - w + 1`
+    positions. The same values as `_pooled_convolution` (the TensorFlow
+    path, which skips the windows of PAD only) up to float rounding.
+
+    Args:
+        chars: `[M * slots, dim]`, the embedded slots, token-major.
+        kernel: `[w, dim, n_filters]`.
+        slots: int, the slots per token (50).
+
+    Returns:
+        `[M, n_filters]`, before the bias.
+    """
+    dim = kernel.shape[1]
+    tokens = ops.reshape(chars, (-1, slots, dim))
+    return ops.max(ops.conv(tokens, kernel, padding="valid"), axis=1)
+
+
 @keras_elmo_export("keras_elmo.layers.CharCNNEmbedding")
 class CharCNNEmbedding(keras.layers.Layer):
     """Character convolutions over each token, max-pooled (Kim et al. 2016).
@@ -89,6 +111,9 @@ class CharCNNEmbedding(keras.layers.Layer):
     with the max). The outputs of all widths are concatenated in filter
     order: `[B, T, sum(n)]`. The character table holds the 261 real rows;
     row 0 (id 0, "no token") is a constant zero and never trained.
+    On TensorFlow only the windows holding characters are convolved
+    (`_pooled_convolution`); on JAX one VALID `keras.ops.conv` covers
+    all slots (`_convolution_max`): the same values up to rounding.
 
     Args:
         filters: list of `(width, num_filters)` pairs.
@@ -218,12 +243,14 @@ class CharCNNEmbedding(keras.layers.Layer):
             table, ops.full((slots,), self.pad_id, "int32"), axis=0
         )
         features = []
-        for (width, _), kernel, bias in zip(
-            self.filters, self.kernels, self.biases
-        ):
-            pooled = _pooled_convolution(
-                chars, pad_row, kernel, occupied, is_token, slots
-            )
+        packed = is_tensorflow()
+        for kernel, bias in zip(self.kernels, self.biases):
+            if packed:
+                pooled = _pooled_convolution(
+                    chars, pad_row, kernel, occupied, is_token, slots
+                )
+            else:
+                pooled = _convolution_max(chars, kernel, slots)
             pooled = pooled + bias
             features.append(
                 ops.relu(pooled)

@@ -5,8 +5,10 @@ import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
+from keras_elmo.text.batch_to_ids import token_to_char_ids
 from keras_elmo.text.char_ops import tokens_to_char_ids
 from keras_elmo.utils.backend import check_backend
+from keras_elmo.utils.backend import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.CharacterIds")
@@ -20,8 +22,9 @@ class CharacterIds(keras.layers.Layer):
     character 261 inside the 50 slots, and an all-zero row for the empty
     string `""`, which therefore marks a padding position.
 
-    This layer is TensorFlow-only (string tensors): it needs the
-    TensorFlow backend.
+    On TensorFlow the layer is in-graph (string tensors). On the JAX
+    backend (no string tensors) it takes Python or NumPy strings `[B, T]`
+    only and encodes them in NumPy, as `keras_elmo.batch_to_ids` does.
 
     Call arguments:
         tokens: string tensor `[B, T]`; `""` is padding.
@@ -44,9 +47,21 @@ class CharacterIds(keras.layers.Layer):
     """
 
     def __call__(self, tokens, *args, **kwargs):
-        if isinstance(tokens, (list, tuple, str, bytes)) or (
+        is_strings = isinstance(tokens, (list, tuple, str, bytes)) or (
             isinstance(tokens, np.ndarray) and tokens.dtype.kind in "USO"
-        ):
+        )
+        if not is_tensorflow():
+            check_backend("CharacterIds")
+            if not is_strings:
+                raise TypeError(
+                    "Received an invalid value for argument `tokens`: on the "
+                    f"{keras.config.backend()} backend `CharacterIds` takes "
+                    "Python or NumPy strings [B, T] only, got "
+                    f"{type(tokens).__name__}; or pass ids from "
+                    "keras_elmo.batch_to_ids."
+                )
+            return keras.ops.convert_to_tensor(numpy_char_ids(tokens))
+        if is_strings:
             # A nested list of str is one tensor, not a list of inputs.
             tokens = _to_string_tensor(tokens)
         _check_string_dtype(tokens)
@@ -64,6 +79,29 @@ class CharacterIds(keras.layers.Layer):
         return keras.KerasTensor(
             self.compute_output_shape(tokens.shape), dtype="int32"
         )
+
+
+def numpy_char_ids(tokens):
+    """Python or NumPy strings `[B, T]` -> int32 ids `[B, T, 50]` (NumPy,
+    `batch_to_ids`' encoding; bytes are read as UTF-8)."""
+    array = np.asarray(tokens, dtype=object)
+    if array.ndim != 2:
+        raise ValueError(
+            "Received an invalid value for argument `tokens`, expected "
+            f"strings of shape [B, T], got shape {array.shape}."
+        )
+    ids = np.zeros(array.shape + (char_vocab.MAX_CHARS_PER_TOKEN,), np.int32)
+    for index, token in np.ndenumerate(array):
+        if isinstance(token, bytes):
+            token = token.decode("utf-8", "ignore")
+        if not isinstance(token, str):
+            raise TypeError(
+                f"`tokens{list(index)}` must be a str token, received "
+                f"{type(token).__name__}: {token!r:.80}"
+            )
+        if token:
+            ids[index] = token_to_char_ids(token)
+    return ids
 
 
 def _to_string_tensor(tokens):

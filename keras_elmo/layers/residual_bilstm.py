@@ -8,8 +8,10 @@ from keras_elmo.ops import packed_recurrence
 from keras_elmo.ops.bilstm_layouts import PackedLayout
 from keras_elmo.ops.bilstm_layouts import PaddedLayout
 from keras_elmo.ops.lstm_recurrence import lstm_recurrence
+from keras_elmo.ops.lstm_recurrence import neutral_lstm_recurrence
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
+from keras_elmo.utils.backend import is_tensorflow
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -46,6 +48,9 @@ class ResidualBiLSTM(keras.layers.Layer):
     (same outputs within float rounding, 1e-6), as XLA-compiled calls do.
     Both layouts are in `keras_elmo.ops.bilstm_layouts`; this layer owns
     the weights and the per-layer steps (dropout, recurrence, residual).
+    On a backend other than TensorFlow (JAX), the padded layout runs a
+    `keras.ops.scan` of the same cell with the backend's autodiff
+    (`lstm_recurrence.neutral_lstm_recurrence`).
 
     Args:
         units: int. `H`, the LSTM memory cell size.
@@ -217,7 +222,12 @@ class ResidualBiLSTM(keras.layers.Layer):
         if mask is None:
             mask = ops.ones((batch, steps), dtype="bool")
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
-        if self.packed and packed_recurrence.available():
+        if not is_tensorflow():
+            # JAX: the padded scan in keras.ops, autodiff for its gradient.
+            layout = PaddedLayout(
+                inputs, lengths, self.compute_dtype, neutral_lstm_recurrence
+            )
+        elif self.packed and packed_recurrence.available():
             layout = PackedLayout(inputs, lengths, self.compute_dtype)
         else:
             layout = PaddedLayout(

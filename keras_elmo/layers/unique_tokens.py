@@ -5,6 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils.backend import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.UniqueTokens")
@@ -28,7 +29,10 @@ class UniqueTokens(keras.layers.Layer):
     on fewer rows). Real text repeats tokens heavily: in 64 sentences of 20
     tokens about half are repeats, and the token embedding is about a
     quarter of the `original` biLM's FLOPs. The rows are found with
-    TensorFlow's `UniqueV2` (the package runs on the TensorFlow backend).
+    TensorFlow's `UniqueV2`. On other backends (JAX, whose compiled
+    functions need static shapes) every token is kept: `unique` is the
+    zero row then each `[b, t]` row in order, `inverse[b, t] = 1 + b T +
+    t`; the same outputs, without the saving.
 
     Call arguments:
         char_ids: int tensor `[B, T, 50]`.
@@ -42,9 +46,13 @@ class UniqueTokens(keras.layers.Layer):
         shape = ops.shape(char_ids)
         flat = ops.reshape(char_ids, (-1, shape[-1]))
         flat = ops.pad(flat, [[1, 0], [0, 0]])
-        unique, inverse = tf.raw_ops.UniqueV2(
-            x=flat, axis=tf.constant([0], tf.int64), out_idx=tf.int32
-        )
+        if not is_tensorflow():
+            unique = flat
+            inverse = ops.arange(ops.shape(flat)[0], dtype="int32")
+        else:
+            unique, inverse = tf.raw_ops.UniqueV2(
+                x=flat, axis=tf.constant([0], tf.int64), out_idx=tf.int32
+            )
         inverse = ops.reshape(inverse[1:], (shape[0], shape[1]))
         width = char_ids.shape[-1] or shape[-1]
         return ops.reshape(unique, (-1, 1, width)), inverse

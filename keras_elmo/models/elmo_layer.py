@@ -1,13 +1,16 @@
 """`ElmoLayer`: ELMo representations for any downstream Keras model."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.layers.character_ids import numpy_char_ids
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.utils.backend import is_tensorflow
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -47,7 +50,9 @@ class ElmoLayer(keras.layers.Layer):
 
     Call arguments:
         inputs: int char ids `[B, T, 50]` (`keras_elmo.batch_to_ids`) or
-            string tokens `[B, T]` with `""` as padding.
+            string tokens `[B, T]` with `""` as padding (on JAX: Python
+            or NumPy strings, encoded in NumPy before the call, and no
+            `vocabulary`).
         training: bool. Enables dropout.
 
     Returns:
@@ -189,6 +194,20 @@ class ElmoLayer(keras.layers.Layer):
         if self.token_cache is not None:
             self.token_cache.build()
 
+    def __call__(self, inputs, *args, **kwargs):
+        if not is_tensorflow() and _is_python_strings(inputs):
+            # No string tensors off TensorFlow: encode in NumPy first.
+            if self.token_cache is not None:
+                raise ValueError(
+                    "Received string `inputs` for an ElmoLayer with a "
+                    f"`vocabulary` on the {keras.config.backend()} backend: "
+                    "the token cache needs the TensorFlow backend; build it "
+                    "with vocabulary=None, or pass ids from "
+                    "keras_elmo.batch_to_ids."
+                )
+            inputs = numpy_char_ids(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
     def _bilm_outputs(self, inputs, training):
         _check_input_rank(inputs)
         if keras.backend.standardize_dtype(inputs.dtype) != "string":
@@ -256,6 +275,13 @@ class ElmoLayer(keras.layers.Layer):
             }
         )
         return config
+
+
+def _is_python_strings(inputs):
+    """True for a (nested) list of str or a NumPy string array."""
+    if isinstance(inputs, np.ndarray):
+        return inputs.dtype.kind in "USO"
+    return isinstance(inputs, (list, tuple))
 
 
 def _check_input_rank(inputs):

@@ -10,6 +10,10 @@ cannot run, and of `ResidualBiLSTM.packed = False`, the reference for
 comparisons. Its gradient is the cell's hand-written one
 (`lstm_cell.step_backward`) run in reverse over the same steps, with the
 held state's gradient passed straight through padding.
+
+`neutral_lstm_recurrence` is the same forward scan without TensorFlow
+(no `tf.function`, no hand-written gradient: the backend's autodiff of
+the scan): the loop of the other Keras backends (JAX).
 """
 
 import keras
@@ -85,6 +89,45 @@ def lstm_recurrence(
         (cell_clip, projection_clip),
         save_for_backward,
     )
+
+
+def neutral_lstm_recurrence(
+    gates_in,
+    real,
+    h0,
+    c0,
+    recurrent_kernel,
+    projection_kernel,
+    cell_clip=None,
+    projection_clip=None,
+    save_for_backward=True,
+):
+    """`lstm_recurrence` in `keras.ops` only, for backends other than
+    TensorFlow: the same scan of `lstm_cell.step` over every step and
+    the same dtypes (matmuls in the dtype of `gates_in`, the cell state
+    in float32, the final `c` in the dtype of `c0`), differentiated by
+    the backend's own autodiff, so `save_for_backward` is accepted and
+    ignored. Arguments and returns as `lstm_recurrence`.
+    """
+    del save_for_backward  # autodiff saves what it needs
+    gates_in = ops.convert_to_tensor(gates_in)
+    dtype = keras.backend.standardize_dtype(gates_in.dtype)
+    c0 = ops.convert_to_tensor(c0)
+    state_dtype = keras.backend.standardize_dtype(c0.dtype)
+    kernels = (
+        ops.cast(recurrent_kernel, dtype),
+        ops.cast(projection_kernel, dtype),
+    )
+    outputs, h, c, _ = _forward(
+        gates_in,
+        ops.cast(real, "bool"),
+        ops.cast(h0, dtype),
+        ops.cast(c0, "float32"),
+        kernels,
+        (cell_clip, projection_clip),
+        saving=False,
+    )
+    return outputs, h, ops.cast(c, state_dtype)
 
 
 def _step_indices(steps):

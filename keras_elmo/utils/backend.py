@@ -1,16 +1,25 @@
 """Which Keras backends keras_elmo runs on, checked at the first call.
 
-`import keras_elmo` and building models work under any `KERAS_BACKEND`
-(the layers are `keras.ops` code), but today's layers still hand some
-work to TensorFlow (string ops, the packed LSTM loop), so the first
-call on another backend would fail deep inside a layer with a message
-about array types. `check_backend` turns that into one clear error
-instead. When a backend is supported, add it to `SUPPORTED_BACKENDS`.
+`import keras_elmo` and building models work under any `KERAS_BACKEND`.
+On TensorFlow the layers use TensorFlow-only fast paths (the packed
+biLSTM loop with its hand-written gradient, the packed char-CNN, the
+in-graph string ops); on JAX they take a backend-neutral `keras.ops`
+path instead (`is_tensorflow()` chooses), with the same outputs within
+float rounding (docs/BACKENDS.md). PyTorch is not supported yet, so the
+first call there would fail deep inside a layer with a message about
+array types; `check_backend` turns that into one clear error instead.
+When a backend is supported, add it to `SUPPORTED_BACKENDS`.
 """
 
 import keras
 
-SUPPORTED_BACKENDS = ("tensorflow",)
+SUPPORTED_BACKENDS = ("tensorflow", "jax")
+
+
+def is_tensorflow():
+    """True when the active Keras backend is TensorFlow: the layers then
+    take their TensorFlow-only fast paths."""
+    return keras.config.backend() == "tensorflow"
 
 
 def check_backend(what):
@@ -23,9 +32,10 @@ def check_backend(what):
     backend = keras.backend.backend()
     if backend in SUPPORTED_BACKENDS:
         return
+    supported = " and ".join(SUPPORTED_BACKENDS)
     raise RuntimeError(
-        f"{what} runs on the TensorFlow backend only for now; the active "
-        f"Keras backend is {backend!r} (KERAS_BACKEND={backend}). Set "
-        "KERAS_BACKEND=tensorflow before importing keras (or "
+        f"{what} runs on the {supported} backends only for now; the "
+        f"active Keras backend is {backend!r} (KERAS_BACKEND={backend}). "
+        "Set KERAS_BACKEND=tensorflow (or jax) before importing keras (or "
         '"backend": "tensorflow" in ~/.keras/keras.json).'
     )
