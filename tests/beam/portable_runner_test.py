@@ -10,6 +10,7 @@ Docker): the environment is the only thing that differs from a Flink or
 Spark job server with `--environment_type=DOCKER`.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -52,7 +53,8 @@ def job_service(tmp_path):
         yield f"localhost:{port_file.read_text().strip()}"
     finally:
         # The whole group: killing `timeout` alone orphans the service.
-        os.killpg(service.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # already gone
+            os.killpg(service.pid, signal.SIGKILL)
         service.wait()
         log.close()
 

@@ -9,6 +9,7 @@ exists. Without the options handed over first, this command failed
 before the pipeline started ("Must provide one of client or options").
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -65,7 +66,8 @@ def s3(tmp_path):
         yield url, client
     finally:
         # The whole group: killing `timeout` alone orphans the server.
-        os.killpg(server.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # already gone
+            os.killpg(server.pid, signal.SIGKILL)
         server.wait()
         log.close()
 
