@@ -48,6 +48,7 @@ worker reported the same one.
 """
 
 import json
+import os
 
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
@@ -59,6 +60,8 @@ from keras_elmo.export.embedding_records import DTYPES
 from keras_elmo.export.model_spec import check_spec
 from keras_elmo.export.model_spec import load_spec
 from keras_elmo.export.model_spec import source_of
+from keras_elmo.utils.thread_pools import size_tensorflow_threads
+from keras_elmo.utils.thread_pools import threads_per_worker
 from keras_elmo.utils.validation import check_positive_int
 
 # Token-count buckets (lower-inclusive, as `BatchElements` cuts them):
@@ -145,6 +148,13 @@ class BiLMModelHandler(ModelHandler):
         batch_size: int. Sentences per RunInference batch (Beam's
             `min_batch_size` and `max_batch_size`).
         batch_tokens: int. Padded positions per model call at most.
+        threads: int or None. TensorFlow threads per pool in each worker
+            process, set before the model loads
+            (`keras_elmo.utils.thread_pools`): `cores // workers` when
+            several worker processes share a machine; None keeps
+            TensorFlow's default (one per core), right for one worker
+            process per machine. `default_worker_threads` picks it for
+            local runs.
         loader: callable `spec -> (embedder, description)`, a module-level
             function (Beam ships it by reference): by default
             `keras_elmo.export.model_spec.load_spec`.
@@ -166,6 +176,7 @@ class BiLMModelHandler(ModelHandler):
         dtype="float32",
         batch_size=64,
         batch_tokens=4096,
+        threads=None,
         loader=load_spec,
     ):
         check_spec(spec)
@@ -181,6 +192,7 @@ class BiLMModelHandler(ModelHandler):
             )
         check_positive_int("batch_size", batch_size)
         check_positive_int("batch_tokens", batch_tokens)
+        check_positive_int("threads", threads, allow_none=True)
         super().__init__(
             min_batch_size=batch_size,
             max_batch_size=batch_size,
@@ -193,9 +205,12 @@ class BiLMModelHandler(ModelHandler):
         self.dtype = dtype
         self.batch_size = batch_size
         self.batch_tokens = batch_tokens
+        self.threads = threads
         self.loader = loader
 
     def load_model(self):
+        if self.threads is not None:
+            size_tensorflow_threads(self.threads)
         embedder, description = self.loader(self.spec)
         return LoadedModel(embedder, model_facts(embedder, description))
 
@@ -235,3 +250,24 @@ def describe_spec(spec):
     if spec.get("vocab"):
         source += f", vocab={spec['vocab']}"
     return {"model_source": source}
+
+
+def default_worker_threads(pipeline_args):
+    """The `threads` of `BiLMModelHandler` for these pipeline options.
+
+    Local runs with `--direct_running_mode=multi_processing` start
+    `--direct_num_workers` worker processes on this machine (0: one per
+    core), so each gets `cores // workers` threads. Other runs keep
+    TensorFlow's default (None): local in-memory or multi-threaded
+    workers share one process and its pools, and a remote runner's
+    machines are not this one (give `threads` for them, e.g. 1 on
+    Dataflow, which runs one SDK process per vCPU).
+    """
+    from apache_beam.options.pipeline_options import DirectOptions
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    options = PipelineOptions(list(pipeline_args)).view_as(DirectOptions)
+    if options.direct_running_mode != "multi_processing":
+        return None
+    workers = options.direct_num_workers or len(os.sched_getaffinity(0))
+    return threads_per_worker(workers)

@@ -51,6 +51,15 @@ def add_beam_arguments(parser):
         default=0,
         help="Output shards (Beam runs; 0: the runner chooses).",
     )
+    group.add_argument(
+        "--worker-threads",
+        type=int,
+        default=None,
+        help="TensorFlow threads per pool in each Beam worker process "
+        "(default: cores // --direct_num_workers for local "
+        "multi_processing runs, else TensorFlow's one per core; give 1 "
+        "on runners with one worker process per core, e.g. Dataflow).",
+    )
 
 
 def _set_file_system_options(pipeline_args):
@@ -79,6 +88,7 @@ def run_beam(args):
     check_int_at_least(
         "--num-shards", args.num_shards, 0, "a non-negative integer"
     )
+    check_positive_int("--worker-threads", args.worker_threads, True)
     if args.resume:
         raise ValueError(
             "`--resume` is for the in-process command; a Beam runner "
@@ -88,6 +98,7 @@ def run_beam(args):
     from keras_elmo.beam import BiLMModelHandler
     from keras_elmo.beam import prepare_output_dir
     from keras_elmo.beam import run_embed_corpus
+    from keras_elmo.beam.model_handler import default_worker_threads
     from keras_elmo.beam.model_handler import describe_spec
 
     pattern = _absolute(args.input)
@@ -98,12 +109,16 @@ def run_beam(args):
     _set_file_system_options(pipeline_args)
     header = describe_spec(spec)  # the workers load the model
     header.update(input=pattern, layers=args.layers)
+    threads = args.worker_threads
+    if threads is None:
+        threads = default_worker_threads(pipeline_args)
     handler = BiLMModelHandler(
         spec,
         layers=args.layers,
         dtype=args.dtype,
         batch_size=args.batch_size,
         batch_tokens=args.batch_tokens,
+        threads=threads,
     )
     prepare_output_dir(output, force=args.force)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)

@@ -114,6 +114,12 @@ def run(args):
             f"Unrecognized arguments {args.pipeline_options}: Beam pipeline "
             "options need --runner."
         )
+    if args.worker_threads is not None:
+        raise ValueError(
+            "`--worker-threads` sizes Beam worker processes; it needs "
+            f"--runner (received --worker-threads {args.worker_threads} "
+            "without it)."
+        )
     check_positive_int("--batch-size", args.batch_size)
     hdf5_embedding.check_paths(args.input, args.output, args.force, args.resume)
     runner, description = load_runner(args)  # a bad name fails here

@@ -15,6 +15,8 @@ per machine core in every worker would oversubscribe the machine.
 import json
 import logging
 
+from keras_elmo.utils.thread_pools import size_tensorflow_threads
+
 logger = logging.getLogger(__name__)
 
 _MODELS = {}  # (loader, spec JSON) -> embedder, for this process
@@ -33,14 +35,7 @@ def _size_thread_pools():
     context = TaskContext.get()
     if context is None:
         return
-    import tensorflow as tf
-
-    cpus = max(1, int(context.cpus()))
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(cpus)
-        tf.config.threading.set_inter_op_parallelism_threads(cpus)
-    except RuntimeError:  # TensorFlow already initialised in this process
-        logger.info("TensorFlow thread pools already set; kept")
+    size_tensorflow_threads(max(1, int(context.cpus())))
 
 
 def cached_embedder(loader, spec):
