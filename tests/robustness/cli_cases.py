@@ -12,7 +12,7 @@ import os
 import h5py
 import numpy as np
 
-from tests.robustness.api_cases import reference_ids
+from tests.robustness.text_inputs import reference_ids
 from tests.robustness.case_table import VOCAB
 from tests.robustness.case_table import error
 from tests.robustness.case_table import number
