@@ -18,9 +18,9 @@ from tests.robustness.case_table import ref
 from tests.robustness.cli_cases import CommandFailed
 from tests.robustness.cli_cases import model_files
 from tests.robustness.cli_cases import write
-from tests.robustness.file_cases import edited_options
-from tests.robustness.file_cases import load_options
-from tests.robustness.file_cases import setter
+from tests.robustness.file_case_helpers import edited_options
+from tests.robustness.file_case_helpers import load_options
+from tests.robustness.file_case_helpers import setter
 
 OLD = b"earlier output, must survive"
 TEXT = "the cat a b\nb a the cat\na cat\n"
