@@ -15,9 +15,9 @@ from tests.robustness.case_table import error
 from tests.robustness.case_table import number
 from tests.robustness.case_table import ok
 from tests.robustness.case_table import ref
-from tests.robustness.cli_cases import CommandFailed
-from tests.robustness.cli_cases import model_files
-from tests.robustness.cli_cases import write
+from tests.robustness.cli_case_helpers import CommandFailed
+from tests.robustness.cli_case_helpers import model_files
+from tests.robustness.cli_case_helpers import write
 from tests.robustness.file_case_helpers import edited_options
 from tests.robustness.file_case_helpers import load_options
 from tests.robustness.file_case_helpers import setter
