@@ -100,3 +100,35 @@ def test_load_init_from_without_softmax_keeps_it_and_warns(tmp_path, caplog):
         "it from scratch."
     ]
     assert caplog.records[0].name == "keras_elmo.training.init_from"
+
+
+def test_trainer_starts_from_init_from(sample_vocab, tmp_path):
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.training.trainer import Trainer
+    from keras_elmo.training.training_config import TrainingConfig
+    from tests.training.training_helpers import TRAIN
+
+    keras.utils.set_random_seed(0)
+    backbone = BiLM(BiLMConfig.from_architecture("tiny"))
+    source = BiLMLanguageModel(backbone, len(Vocabulary.load(sample_vocab)))
+    paths = _saved(source, tmp_path / "source")
+    config = TrainingConfig(
+        train=TRAIN,
+        vocab=sample_vocab,
+        out_dir=str(tmp_path / "run"),
+        model="small",
+        init_from=(paths["options"], paths["weights"], paths["softmax"]),
+        seed=1,
+        verbose=False,
+    )
+    trainer = Trainer(config)
+    assert trainer.model_config == BiLMConfig.from_options_json(
+        paths["options"]
+    )
+    _assert_same(
+        _values(trainer.model.backbone.weights),
+        _values(source.backbone.weights),
+    )
+    _assert_same(
+        _values(trainer.model.softmax.weights), _values(source.softmax.weights)
+    )
