@@ -2,8 +2,6 @@
 `convert` and `export`.
 """
 
-
-
 from tests.robustness.case_table import error
 from tests.robustness.case_table import ok
 from tests.robustness.cli_case_helpers import MISSING
