@@ -1,5 +1,5 @@
 """Shared test fixtures: the AllenNLP reference weights, a seeded `tiny`
-BiLM and padded string tokens."""
+BiLM, padded string tokens and the examples folder on `sys.path`."""
 
 import importlib.util
 import os
@@ -84,3 +84,12 @@ def load_example(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def examples_on_path(monkeypatch):
+    """The examples that import their helper modules (pos_data, bilm_cache,
+    ...) find them the way `python examples/x.py` does: from the examples
+    folder, put first on `sys.path` for each test. The examples tests use
+    it on every test (`pytest.mark.usefixtures`)."""
+    monkeypatch.syspath_prepend(EXAMPLES)

@@ -20,14 +20,12 @@ with the same weights as an uninterrupted run.
 """
 
 import logging
-import os
 import time
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.config import BiLMConfig
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
@@ -36,6 +34,8 @@ from keras_elmo.training import run_record
 from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
+from keras_elmo.training.init_from import load_init_from
+from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.training.lm_loss import check_sampler_fits
 from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
@@ -54,17 +54,6 @@ logger = logging.getLogger(__name__)
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the last checkpoint is kept."""
-
-
-def resolve_model_config(config):
-    """The `BiLMConfig` a `TrainingConfig` trains: that of `init_from`'s
-    options.json, else `model`'s (an options.json path or an
-    architecture name)."""
-    if config.init_from:
-        return BiLMConfig.from_options_json(config.init_from[0])
-    if os.path.exists(config.model):
-        return BiLMConfig.from_options_json(config.model)
-    return BiLMConfig.from_architecture(config.model)
 
 
 class Trainer:
@@ -106,7 +95,7 @@ class Trainer:
             self.loss_scale = LossScale(config.mixed_precision == "float16")
             self.state = checkpoints.TrainingState(config.learning_rate)
         if config.init_from:
-            self._init_from(*config.init_from)
+            load_init_from(self.model, len(self.vocabulary), *config.init_from)
         record = run_record.run_record(config, self.model_config)
         run_record.prepare_run(
             config.out_dir, record, force, self.chief, verify_run
@@ -138,20 +127,6 @@ class Trainer:
             config.out_dir, int(self.state.epoch.numpy()), self.chief
         )
         self._train_step = self._make_train_step()
-
-    def _init_from(self, options, weights, softmax=None):
-        from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
-
-        load_bilm_hdf5(self.model.backbone, weights)
-        if softmax:
-            model_files.load_softmax_hdf5(self.model.softmax, softmax)
-        else:
-            logger.warning(
-                "Fine-tuning without a softmax file: the softmax for the "
-                "%d-word vocabulary starts from random weights, so the "
-                "first steps train it from scratch.",
-                len(self.vocabulary),
-            )
 
     # --- one step -------------------------------------------------------
 

@@ -4,14 +4,14 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.testing.test_case import TestCase
-from tests.layers.residual_bilstm_test import CELL_CLIP
-from tests.layers.residual_bilstm_test import PROJ_CLIP
-from tests.layers.residual_bilstm_test import H
-from tests.layers.residual_bilstm_test import L
-from tests.layers.residual_bilstm_test import P
-from tests.layers.residual_bilstm_test import make_layer
-from tests.layers.residual_bilstm_test import numpy_bilstm
-from tests.layers.residual_bilstm_test import seeded_weights
+from tests.layers.residual_bilstm_reference import CELL_CLIP
+from tests.layers.residual_bilstm_reference import PROJ_CLIP
+from tests.layers.residual_bilstm_reference import H
+from tests.layers.residual_bilstm_reference import L
+from tests.layers.residual_bilstm_reference import P
+from tests.layers.residual_bilstm_reference import make_layer
+from tests.layers.residual_bilstm_reference import numpy_bilstm
+from tests.layers.residual_bilstm_reference import seeded_weights
 
 STEPS = 7
 MIXED = [7, 0, 1, 4, 7, 2]

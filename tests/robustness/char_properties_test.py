@@ -19,7 +19,7 @@ import keras_elmo
 from keras_elmo.export.elmo_module import split_sentences
 from keras_elmo.layers import CharacterIds
 from keras_elmo.text.char_ops import tokens_to_char_ids
-from tests.robustness.api_cases import reference_row
+from tests.robustness.text_inputs import reference_row
 
 BOW, EOW, PAD = 259, 260, 261
 SETTINGS = settings(max_examples=60, deadline=None)
