@@ -114,7 +114,7 @@ def run(args):
             f"Unrecognized arguments {args.pipeline_options}: Beam pipeline "
             "options need --runner."
         )
-    if args.worker_threads is not None:
+    if getattr(args, "worker_threads", None) is not None:
         raise ValueError(
             "`--worker-threads` sizes Beam worker processes; it needs "
             f"--runner (received --worker-threads {args.worker_threads} "
