@@ -48,7 +48,6 @@ worker reported the same one.
 """
 
 import json
-import os
 
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
@@ -60,6 +59,7 @@ from keras_elmo.export.embedding_records import DTYPES
 from keras_elmo.export.model_spec import check_spec
 from keras_elmo.export.model_spec import load_spec
 from keras_elmo.export.model_spec import source_of
+from keras_elmo.utils.thread_pools import available_cores
 from keras_elmo.utils.thread_pools import size_tensorflow_threads
 from keras_elmo.utils.thread_pools import threads_per_worker
 from keras_elmo.utils.validation import check_positive_int
@@ -269,5 +269,5 @@ def default_worker_threads(pipeline_args):
     options = PipelineOptions(list(pipeline_args)).view_as(DirectOptions)
     if options.direct_running_mode != "multi_processing":
         return None
-    workers = options.direct_num_workers or len(os.sched_getaffinity(0))
+    workers = options.direct_num_workers or available_cores()
     return threads_per_worker(workers)

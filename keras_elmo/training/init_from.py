@@ -29,21 +29,23 @@ def resolve_model_config(config):
     return BiLMConfig.from_architecture(config.model)
 
 
-def load_init_from(model, vocabulary_size, options, weights, softmax=None):
+def load_init_from(model, vocabulary_size, init_from):
     """Loads `init_from`'s files into a built `BiLMLanguageModel`.
 
     Args:
         model: `BiLMLanguageModel` built from `resolve_model_config`.
         vocabulary_size: int. `V`, the run's vocabulary size (named in
             the warning when no softmax file is given).
-        options: str. The options.json (already read by
-            `resolve_model_config`; unused here).
-        weights: str. The weights.hdf5 loaded into `model.backbone`.
-        softmax: str or None. The softmax.hdf5 loaded into
-            `model.softmax`; None leaves the softmax random, with a
-            warning.
+        init_from: `(options.json, weights.hdf5[, softmax.hdf5])`, as
+            `TrainingConfig.init_from`. The options were read by
+            `resolve_model_config`; the weights go into `model.backbone`,
+            the softmax (if given) into `model.softmax`, else it stays
+            random, with a warning.
     """
     from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+
+    _, weights, *rest = init_from
+    softmax = rest[0] if rest else None
 
     load_bilm_hdf5(model.backbone, weights)
     if softmax:

@@ -95,7 +95,7 @@ class Trainer:
             self.loss_scale = LossScale(config.mixed_precision == "float16")
             self.state = checkpoints.TrainingState(config.learning_rate)
         if config.init_from:
-            load_init_from(self.model, len(self.vocabulary), *config.init_from)
+            load_init_from(self.model, len(self.vocabulary), config.init_from)
         record = run_record.run_record(config, self.model_config)
         run_record.prepare_run(
             config.out_dir, record, force, self.chief, verify_run

@@ -23,17 +23,22 @@ from keras_elmo.utils.validation import check_positive_int
 logger = logging.getLogger(__name__)
 
 
+def available_cores():
+    """The cores this process may run on (`os.sched_getaffinity`)."""
+    return len(os.sched_getaffinity(0))
+
+
 def threads_per_worker(workers, cores=None):
     """`max(1, cores // workers)`: each of `workers` processes' share.
 
     Args:
         workers: int >= 1. Worker processes sharing the machine.
-        cores: int or None. The machine's cores (default: the cores this
-            process may run on, `os.sched_getaffinity`).
+        cores: int or None. The machine's cores (default:
+            `available_cores()`).
     """
     check_positive_int("workers", workers)
     if cores is None:
-        cores = len(os.sched_getaffinity(0))
+        cores = available_cores()
     check_positive_int("cores", cores)
     return max(1, cores // workers)
 

@@ -68,9 +68,7 @@ def test_load_init_from_copies_backbone_and_softmax(tmp_path, caplog):
         load_init_from(
             target,
             VOCABULARY_SIZE,
-            paths["options"],
-            paths["weights"],
-            paths["softmax"],
+            (paths["options"], paths["weights"], paths["softmax"]),
         )
     assert caplog.records == []
     _assert_same(
@@ -88,7 +86,7 @@ def test_load_init_from_without_softmax_keeps_it_and_warns(tmp_path, caplog):
     random_softmax = _values(target.softmax.weights)
     with caplog.at_level(logging.WARNING):
         load_init_from(
-            target, VOCABULARY_SIZE, paths["options"], paths["weights"]
+            target, VOCABULARY_SIZE, (paths["options"], paths["weights"])
         )
     _assert_same(
         _values(target.backbone.weights), _values(source.backbone.weights)
