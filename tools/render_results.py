@@ -59,31 +59,34 @@ CAVEATS = {
         "setting; tokens/s taken on a loaded, shared machine."
     ),
     "benchmarks/results/beam_embed.json": (
-        "Measured on the 2-core machine while CI and other jobs ran (load "
-        "average 6 to 9, in `load_before`): every rate is a fraction of an "
-        "idle machine's, and the modes ran one after another under "
-        "changing load, so their ratios carry that noise. The batch "
-        "statistics (`batching`) do not depend on load."
+        "Measured at 3d7fabb, before the Beam workers' thread pools were "
+        "sized to their share of the cores (a2030e5): each of the 2 "
+        "worker processes ran TensorFlow's default pools. Load about 2, "
+        "with other tests running niced beside it; the modes ran one "
+        "after another. The batch statistics (`batching`) do not depend "
+        "on load."
+    ),
+    "benchmarks/results/bilm_tf_training.json": (
+        "One round. bilm-tf's trainer ran first, while other tests ran "
+        "beside it (load up to 5.6; its step times range from 3.5 to "
+        "13 s), so its seconds overstate an idle machine's; the "
+        "perplexities do not depend on load. training/trainer.py changed "
+        "after 3d7fabb only by moving init_from into its own module."
     ),
     "benchmarks/results/train_defaults.json": (
         "Both runs were written with uncommitted changes, and "
         "benchmarks/train_defaults.py changed since; not rerun (hours "
         "of CPU)."
     ),
-    "benchmarks/results/saved_model_latency_packed_20_3_7_12_5_9_16_2"
-    ".json": "Written with uncommitted changes; not quoted anywhere.",
-    "examples/results/table1_snli.json": (
-        "Written with uncommitted changes at 5839cc2; not rerun (hours of CPU)."
+    "benchmarks/results/saved_model_latency_packed_20_3_7_12_5_9_16_2.json": (
+        "Measured while a test run shared the 2 cores (load about 6); "
+        "not quoted anywhere."
     ),
     "examples/results/table2.json": (
         "Written with uncommitted changes at 5839cc2; not rerun."
     ),
     "examples/results/table3.json": (
         "Written with uncommitted changes at 5839cc2; not rerun."
-    ),
-    "examples/results/layer_probe.json": (
-        "Written with uncommitted changes at 49053b2, and "
-        "examples/layer_probe.py changed since; not rerun."
     ),
     "examples/results/word_sense_wordnet.json": (
         "examples/word_sense_wordnet.py changed after aeb13d1; not rerun "
