@@ -10,14 +10,11 @@ tiny test model as `keras-elmo embed` does.
 import os
 import threading
 
-import apache_beam as beam
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from keras_elmo.beam import BiLMModelHandler
-from keras_elmo.beam import embed_corpus
 from keras_elmo.beam import prepare_output_dir
-from keras_elmo.beam.local_runner import runner_for
+from keras_elmo.beam import run_embed_corpus
 from keras_elmo.beam.model_handler import describe_spec
 from keras_elmo.export.embedding_records import read_manifest
 from keras_elmo.export.model_spec import load_spec
@@ -50,14 +47,9 @@ def test_each_worker_process_loads_the_model_once(
     assert header == {"model_source": f"options={options}, weights={weights}"}
     handler = BiLMModelHandler(spec, batch_size=8, loader=counting_loader)
     assert log.read_text() == ""  # nothing loaded by building the pipeline
-    pipeline_options = PipelineOptions(
-        ["--runner=FnApiRunner", "--direct_num_workers=2"]
-        + [f"--direct_running_mode={mode}"]
-    )
-    with beam.Pipeline(
-        runner=runner_for(pipeline_options), options=pipeline_options
-    ) as p:
-        embed_corpus(p, [pattern], output, handler, header)
+    args = ["--runner=FnApiRunner", "--direct_num_workers=2"]
+    args += [f"--direct_running_mode={mode}"]
+    run_embed_corpus(args, [pattern], output, handler, header)
     loads = [line.split() for line in log.read_text().splitlines()]
     pids = [pid for pid, _ in loads]
     assert len(set(pids)) == len(pids), loads  # once per process

@@ -8,14 +8,11 @@ import subprocess
 import sys
 import textwrap
 
-import apache_beam as beam
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from keras_elmo.beam import BiLMModelHandler
-from keras_elmo.beam import embed_corpus
 from keras_elmo.beam import prepare_output_dir
-from keras_elmo.beam.local_runner import runner_for
+from keras_elmo.beam import run_embed_corpus
 from keras_elmo.beam.model_handler import default_worker_threads
 from keras_elmo.beam.model_handler import describe_spec
 from keras_elmo.cli.main import main as cli_main
@@ -146,11 +143,7 @@ def test_each_worker_process_runs_with_its_share(
     )
     args = ["--runner=FnApiRunner", "--direct_num_workers=2"]
     args += ["--direct_running_mode=multi_processing"]
-    pipeline_options = PipelineOptions(args)
-    with beam.Pipeline(
-        runner=runner_for(pipeline_options), options=pipeline_options
-    ) as p:
-        embed_corpus(p, [pattern], output, handler, describe_spec(spec))
+    run_embed_corpus(args, [pattern], output, handler, describe_spec(spec))
     loads = [line.split() for line in log.read_text().splitlines()]
     assert 1 <= len(loads) <= 2, loads
     assert all(load[1:] == ["1", "1"] for load in loads), loads
