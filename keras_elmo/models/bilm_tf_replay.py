@@ -2,9 +2,9 @@
 
 float32 results depend on the order of the operations, and a biLSTM can
 amplify a one-ulp difference: on the `original` architecture with seeded
-random weights, one 64-token sentence's backward states drift to 1e-5
-relative of simple_elmo's after ~60 steps, although both are within about
-2e-5 of a float64 re-derivation (neither is "more right"). Users who must
+random weights, one 64-token sentence's backward states drifted to 1e-5
+relative of simple_elmo's after ~60 steps (neither order is "more
+right": both are float32 roundings of the same function). Users who must
 reproduce old bilm-tf / simple_elmo vectors exactly need the same
 operations, so this module runs bilm-tf's graph (`bilm/model.py`, as
 simple_elmo 0.9.2 builds it through `tf.compat.v1`) with TensorFlow ops
