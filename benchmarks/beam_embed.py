@@ -31,12 +31,14 @@ issue's target: >= 0.8x) and `embed`. The machine has 2 cores shared
 with other jobs, so 2 workers cannot gain much here; the figures show
 what the engine costs.
 
-Batching (`batching`): the same file through the same pipeline in this
-process (`keras_elmo.beam.embed_corpus`, 1 worker and 2 threads), with a
-randomly initialised `tiny` model (batching does not depend on the
-model), read from the handler's Beam metrics: sentences per RunInference
-batch and per model call against `--batch-size`, and tokens over padded
-positions.
+Batching (`batching`): the same file through the same pipeline started
+from this process (`keras_elmo.beam.embed_corpus`; 1 worker, 2 threads,
+2 processes), with a randomly initialised `tiny` model (batching does
+not depend on the model), read from the handler's Beam metrics:
+sentences per RunInference batch and per model call (against
+`--batch-size`), and real tokens over padded positions; `embed` gives
+the in-process engine's figure for the same lines (computed from their
+lengths as it batches them).
 """
 
 import argparse
@@ -149,15 +151,35 @@ def batching(src, out, pipeline_args, batch_size, batch_tokens=4096):
         "batch_tokens": batch_tokens,
         "batches": batches.count,
         "mean_batch_sentences": round(batches.sum / batches.count, 2),
-        "mean_batch_vs_batch_size": round(
-            batches.sum / batches.count / batch_size, 3
-        ),
         "model_calls": calls.count,
         "mean_model_call_sentences": round(calls.sum / calls.count, 2),
+        "mean_model_call_vs_batch_size": round(
+            calls.sum / calls.count / batch_size, 3
+        ),
         "tokens_over_padded_positions": round(
             found["tokens"] / found["padded_positions"], 3
         ),
     }
+
+
+def in_process_padding(lines, batch_size):
+    """Real tokens over padded positions of in-process `embed` on `lines`:
+    chunks of `CHUNK_BATCHES * batch_size` lines, each sorted by length
+    and cut into batches of `batch_size` (`keras_elmo.export`)."""
+    from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
+    from keras_elmo.export.length_batches import embed_in_length_order
+
+    slots = []
+
+    def pad(batch):
+        slots.append(len(batch) * max(len(t) for t in batch))
+        return [None] * len(batch)
+
+    lengths = [line.split() for line in lines]
+    chunk = CHUNK_BATCHES * batch_size
+    for start in range(0, len(lengths), chunk):
+        embed_in_length_order(pad, lengths[start : start + chunk], batch_size)
+    return round(sum(len(t) for t in lengths) / sum(slots), 3)
 
 
 def per_worker(modes):
@@ -259,7 +281,12 @@ def main(argv=None):
                 pipeline_options(mode),
                 args.batch_size,
             )
-            for mode in ("beam-1", "beam-2-threads")
+            for mode in ("beam-1", "beam-2-threads", "beam-2-processes")
+        }
+        results["batching"]["embed"] = {
+            "tokens_over_padded_positions": in_process_padding(
+                lines, args.batch_size
+            )
         }
         print("batching", results["batching"], flush=True)
     base = results["modes"].get("embed")
