@@ -19,7 +19,10 @@ loads, the pipeline, the output):
 - `beam-2-threads`: 2 workers, `--direct_running_mode=multi_threading`
   (one process, one model);
 - `beam-2-processes`: 2 workers, `--direct_running_mode=multi_processing`
-  (2 worker processes, a model each).
+  (2 worker processes, a model each);
+- `beam-2-processes-length-keys`: the same with `--batching
+  length-keys` (Beam's stateful length-aware batching instead of sorted
+  bundles).
 
 Each mode runs on the `--small`-line prefix and on the whole file, in
 `--rounds` rounds (the modes in turn, the order reversed every other
@@ -32,8 +35,8 @@ with other jobs, so 2 workers cannot gain much here; the figures show
 what the engine costs.
 
 Batching (`batching`): the same file through the same pipeline started
-from this process (`keras_elmo.beam.embed_corpus`; 1 worker, 2 threads,
-2 processes), with a randomly initialised `tiny` model (batching does
+from this process (`keras_elmo.beam.embed_corpus`; every Beam mode's
+workers and `--batching`), with a randomly initialised `tiny` model (batching does
 not depend on the model), read from the handler's Beam metrics:
 sentences per RunInference batch and per model call (against
 `--batch-size`), and real tokens over padded positions; `embed` gives
@@ -78,6 +81,14 @@ MODES = {
         "--direct_num_workers=2",
         "--direct_running_mode=multi_processing",
     ],
+    "beam-2-processes-length-keys": [
+        "--runner",
+        "FnApiRunner",
+        "--direct_num_workers=2",
+        "--direct_running_mode=multi_processing",
+        "--batching",
+        "length-keys",
+    ],
 }
 
 
@@ -111,12 +122,17 @@ def run(mode, src, out, preset, batch_size):
 
 
 def pipeline_options(mode):
-    """A Beam mode's command-line options as Beam pipeline options."""
+    """A Beam mode's Beam pipeline options and its `--batching`."""
     _, runner, *rest = MODES[mode]
-    return [f"--runner={runner}"] + rest
+    batching = "bundles"
+    if "--batching" in rest:
+        at = rest.index("--batching")
+        batching = rest[at + 1]
+        rest = rest[:at] + rest[at + 2 :]
+    return [f"--runner={runner}"] + rest, batching
 
 
-def batching(src, out, pipeline_args, batch_size, batch_tokens=4096):
+def batching(src, out, mode, batch_size, batch_tokens=4096):
     """Batch statistics of the pipeline on `src`, from its metrics."""
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -126,9 +142,14 @@ def batching(src, out, pipeline_args, batch_size, batch_tokens=4096):
     from keras_elmo.beam import embed_corpus
     from keras_elmo.beam.local_runner import runner_for
 
+    pipeline_args, how = pipeline_options(mode)
     spec = {"random_weights": "tiny", "seed": 0}
     handler = BiLMModelHandler(
-        spec, layers="top", batch_size=batch_size, batch_tokens=batch_tokens
+        spec,
+        layers="top",
+        batch_size=batch_size,
+        batch_tokens=batch_tokens,
+        batching=how,
     )
     options = PipelineOptions(list(pipeline_args))
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
@@ -147,10 +168,14 @@ def batching(src, out, pipeline_args, batch_size, batch_tokens=4096):
     calls = found["model_call_sentences"]
     return {
         "pipeline_options": list(pipeline_args),
+        "batching": how,
         "batch_size": batch_size,
         "batch_tokens": batch_tokens,
         "batches": batches.count,
         "mean_batch_sentences": round(batches.sum / batches.count, 2),
+        "mean_batch_vs_batch_size": round(
+            batches.sum / batches.count / batch_size, 3
+        ),
         "model_calls": calls.count,
         "mean_model_call_sentences": round(calls.sum / calls.count, 2),
         "mean_model_call_vs_batch_size": round(
@@ -186,7 +211,9 @@ def per_worker(modes):
     """The 2-worker modes' steady rate / 2 over `embed-1-core`'s and
     `embed`'s steady rates (what each of the modes present allows)."""
     out = {}
-    for mode in ("beam-2-threads", "beam-2-processes"):
+    for mode in MODES:
+        if not mode.startswith("beam-2"):
+            continue
         if mode not in modes:
             continue
         rate = modes[mode]["sentences_per_s_steady"] / 2
@@ -278,10 +305,11 @@ def main(argv=None):
             mode: batching(
                 files[len(lines)],
                 os.path.join(tmp, f"batching-{mode}"),
-                pipeline_options(mode),
+                mode,
                 args.batch_size,
             )
-            for mode in ("beam-1", "beam-2-threads", "beam-2-processes")
+            for mode in MODES
+            if mode.startswith("beam")
         }
         results["batching"]["embed"] = {
             "tokens_over_padded_positions": in_process_padding(

@@ -17,22 +17,31 @@ Why a model handler of ours rather than Beam's
   per sentence to what is stored (`all`, `top`, `average`).
 
 Batching is RunInference's own (`beam.BatchElements`, configured through
-`ModelHandler`'s arguments) and then the in-process engine's: Beam
-gathers `GATHER_BATCHES * batch_size` sentences of a bundle
-(`min_batch_size = max_batch_size`; only a bundle's last batch is
-smaller), and `run_inference` sorts them by length and cuts model calls
-of at most `batch_size` sentences and `batch_tokens` padded positions
-(`len(call) * longest`; a longer sentence is a call of its own), as
-`keras-elmo embed` sorts each chunk of `CHUNK_BATCHES * batch_size`
-lines (`keras_elmo.export.hdf5_embedding`). Beam's length-aware
-`BatchElements` (`batch_length_fn` + `batch_bucket_boundaries`) is not
-used: it exists only on Beam's stateful path, whose four state calls per
-sentence cost more than the batching gains once workers are separate
-processes (measured: `benchmarks/beam_embed.py`, docs/BEAM.md). Beam
-2.77's `max_batch_weight` cannot bound the padded tokens either
-(`ModelHandler` passes it to `BatchElements`, which has no such
-argument: a `TypeError` when the pipeline is built). The biLM is
-stateless: a sentence's vectors do not depend on the rest of its batch.
+`ModelHandler`'s arguments), then the in-process engine's: `run_inference`
+sorts each batch by length and cuts model calls of at most `batch_size`
+sentences and `batch_tokens` padded positions (`len(call) * longest`; a
+longer sentence is a call of its own). Two ways to form Beam's batches
+(`batching`):
+
+- `"bundles"` (the default): `GATHER_BATCHES * batch_size` sentences of
+  a bundle per batch (`min_batch_size = max_batch_size`; only a bundle's
+  last batch is smaller), Beam's plain per-bundle `BatchElements`, sorted
+  inside as `keras-elmo embed` sorts each chunk of `CHUNK_BATCHES *
+  batch_size` lines (`keras_elmo.export.hdf5_embedding`);
+- `"length-keys"`: Beam's length-aware `BatchElements`
+  (`batch_length_fn`, `batch_bucket_boundaries=BUCKET_BOUNDARIES`,
+  `max_batch_duration_secs=BUFFER_SECONDS`), which keys each sentence by
+  (worker, length bucket) and fills batches of exactly `batch_size`
+  sentences per key (the last of each key partial). It exists only on
+  Beam's stateful path, whose four state calls per sentence are served
+  by the runner: on the local runner with worker processes it embedded
+  slower than one worker (`benchmarks/beam_embed.py`, docs/BEAM.md), so
+  it is an option for runners whose state is cheap.
+
+Beam 2.77's `max_batch_weight` cannot bound the padded tokens (`ModelHandler`
+passes it to `BatchElements`, which has no such argument: a `TypeError`
+when the pipeline is built). The biLM is stateless: a sentence's vectors
+do not depend on the rest of its batch, whichever batching is used.
 
 Models: RunInference loads the model once per worker process (its
 `Shared` handle; the threads of a process share it) and never on the
@@ -70,6 +79,16 @@ from keras_elmo.utils.validation import check_positive_int
 # together: the in-process engine's chunk (`CHUNK_BATCHES`), so a bundle
 # is padded as `keras-elmo embed` pads a file.
 GATHER_BATCHES = CHUNK_BATCHES
+# `batching="length-keys"`: token-count buckets (lower-inclusive, as
+# `BatchElements` cuts them): [0, 8), [8, 16), ..., [512, inf).
+BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+# How long a partial batch may wait for more sentences of its bucket: 0
+# sets no processing-time timer, so a key's last, partial batch is flushed
+# only by the end of the (global) window, i.e. once its input is complete
+# (a positive value: Beam 2.77's BundleBasedDirectRunner can deliver the
+# timer after a downstream GroupByKey completed, an AssertionError).
+BUFFER_SECONDS = 0
+BATCHINGS = ("bundles", "length-keys")
 
 
 # Beam metrics (namespace `keras_elmo`): sentences per RunInference batch
@@ -78,6 +97,26 @@ BATCH_SENTENCES = Metrics.distribution("keras_elmo", "batch_sentences")
 CALL_SENTENCES = Metrics.distribution("keras_elmo", "model_call_sentences")
 TOKENS = Metrics.counter("keras_elmo", "tokens")
 PADDED = Metrics.counter("keras_elmo", "padded_positions")
+
+
+def keyed_length(element):
+    """Tokens of a `((file, line), (sentence, tokens))` element."""
+    return len(element[1][1])
+
+
+def batch_elements_arguments(batching, batch_size):
+    """`ModelHandler` keyword arguments for `batching` (see the module
+    doc): sizes of Beam's batches and, for `"length-keys"`, its keys."""
+    if batching == "bundles":
+        size = GATHER_BATCHES * batch_size
+        return {"min_batch_size": size, "max_batch_size": size}
+    return {
+        "min_batch_size": batch_size,
+        "max_batch_size": batch_size,
+        "max_batch_duration_secs": BUFFER_SECONDS,
+        "batch_length_fn": keyed_length,
+        "batch_bucket_boundaries": list(BUCKET_BOUNDARIES),
+    }
 
 
 def model_calls(batch, batch_size, batch_tokens):
@@ -137,9 +176,8 @@ class BiLMModelHandler(ModelHandler):
         layers: str. What is stored per sentence: `"all"` (`[L + 1, m,
             2P]`), `"top"` or `"average"` (`[m, 2P]`).
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
-        batch_size: int. Sentences per model call at most; Beam's
-            batches hold `GATHER_BATCHES * batch_size` (its
-            `min_batch_size` and `max_batch_size`).
+        batch_size: int. Sentences per model call at most (and per
+            Beam batch with `batching="length-keys"`).
         batch_tokens: int. Padded positions per model call at most.
         threads: int or None. TensorFlow threads per pool in each worker
             process, set before the model loads
@@ -151,6 +189,9 @@ class BiLMModelHandler(ModelHandler):
         loader: callable `spec -> (embedder, description)`, a module-level
             function (Beam ships it by reference): by default
             `keras_elmo.export.model_spec.load_spec`.
+        batching: str. How Beam forms batches: `"bundles"` (sorted
+            batches of `GATHER_BATCHES * batch_size` sentences of a
+            bundle) or `"length-keys"` (Beam's stateful length buckets).
 
     Call arguments (`run_inference`):
         batch: list of `(sentence, tokens)`: the stripped line (bytes) and
@@ -171,6 +212,7 @@ class BiLMModelHandler(ModelHandler):
         batch_tokens=4096,
         threads=None,
         loader=load_spec,
+        batching="bundles",
     ):
         check_spec(spec)
         if layers not in LAYER_MODES:
@@ -186,10 +228,13 @@ class BiLMModelHandler(ModelHandler):
         check_positive_int("batch_size", batch_size)
         check_positive_int("batch_tokens", batch_tokens)
         check_positive_int("threads", threads, allow_none=True)
-        super().__init__(
-            min_batch_size=GATHER_BATCHES * batch_size,
-            max_batch_size=GATHER_BATCHES * batch_size,
-        )
+        if batching not in BATCHINGS:
+            raise ValueError(
+                "Received an invalid value for argument `batching`, "
+                f"expected one of {BATCHINGS}, got {batching!r}."
+            )
+        super().__init__(**batch_elements_arguments(batching, batch_size))
+        self.batching = batching
         self.spec = dict(spec)
         self.layers = layers
         self.dtype = dtype

@@ -52,6 +52,15 @@ def add_beam_arguments(parser):
         help="Output shards (Beam runs; 0: the runner chooses).",
     )
     group.add_argument(
+        "--batching",
+        default="bundles",
+        choices=("bundles", "length-keys"),
+        help="How Beam forms batches (Beam runs): 'bundles' sorts 16 x "
+        "--batch-size sentences of a bundle by length (fast on every "
+        "runner); 'length-keys' uses Beam's stateful length buckets "
+        "(state calls per sentence; slow on the local runner).",
+    )
+    group.add_argument(
         "--worker-threads",
         type=int,
         default=None,
@@ -119,6 +128,7 @@ def run_beam(args):
         batch_size=args.batch_size,
         batch_tokens=args.batch_tokens,
         threads=threads,
+        batching=args.batching,
     )
     prepare_output_dir(output, force=args.force)
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)

@@ -120,6 +120,11 @@ def run(args):
             f"--runner (received --worker-threads {args.worker_threads} "
             "without it)."
         )
+    if getattr(args, "batching", "bundles") != "bundles":
+        raise ValueError(
+            "`--batching` chooses how Beam forms batches; it needs --runner "
+            f"(received --batching {args.batching} without it)."
+        )
     check_positive_int("--batch-size", args.batch_size)
     hdf5_embedding.check_paths(args.input, args.output, args.force, args.resume)
     runner, description = load_runner(args)  # a bad name fails here
