@@ -45,6 +45,7 @@ import dataclasses
 import json
 import os
 
+from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
 from keras_elmo.weights import elmoformanylangs_configs
 from keras_elmo.weights.torch_pickle import read_state_dict
@@ -252,6 +253,7 @@ def config_fields(folder, architecture, source, token_embedder):
             f"converter reproduces (expected the 'elmo' encoder and 'cnn' "
             f"token embedder with char_dim > 0): {e!r}"
         ) from e
+    _check_token_width(source, fields["max_characters_per_token"])
     chars_path = os.path.join(folder, CHAR_DIC)
     chars, table = _lexicon_and_rows(
         folder, chars_path, token_embedder, "char_emb_layer", ""
@@ -287,6 +289,25 @@ def config_fields(folder, architecture, source, token_embedder):
             )
             fields[key] = tuple(fields[key][n] for n in names)
     return fields
+
+
+def _check_token_width(source, width):
+    """Refuses `max_characters_per_token` other than 50, naming why.
+
+    The package takes any width `W` (tokens cut to `W - 2` code points);
+    our character ids are 50 slots wide everywhere (inputs, SavedModel
+    signatures), which both of the package's configs and every published
+    model use.
+    """
+    if width != char_vocab.MAX_CHARS_PER_TOKEN:
+        raise ValueError(
+            f"ELMoForManyLangs architecture {source!r}: "
+            f"max_characters_per_token is {width}; keras_elmo reproduces "
+            f"only {char_vocab.MAX_CHARS_PER_TOKEN} (its character ids are "
+            f"{char_vocab.MAX_CHARS_PER_TOKEN} slots wide; both of the "
+            "package's configs and every published model use "
+            f"{char_vocab.MAX_CHARS_PER_TOKEN})."
+        )
 
 
 def _lexicon_and_rows(folder, path, token_embedder, layer, why):

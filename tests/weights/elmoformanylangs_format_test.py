@@ -159,3 +159,24 @@ def test_unmapped_or_misshapen_tensors_are_refused(tmp_path):
     model.token_embedder[key] = model.token_embedder[key][:, :-1]
     with pytest.raises(ValueError, match="projection.weight.*expected shape"):
         load_weights(bilm, model)
+
+
+def test_a_token_width_other_than_50_is_refused_by_name(tmp_path):
+    # The package runs any `max_characters_per_token` (tokens cut to W - 2
+    # code points); our character ids are 50 wide. Found by checking a
+    # package-written model with W = 20: the refusal named neither the
+    # folder nor the reason.
+    folder = tmp_path / "w20"
+    shutil.copytree(ref.folder("char"), folder)
+    path = folder / "tiny_cnn_4_0.json"
+    architecture = json.loads(path.read_text())
+    architecture["token_embedder"]["max_characters_per_token"] = 20
+    path.write_text(json.dumps(architecture))
+    message = (
+        r"ELMoForManyLangs architecture .*tiny_cnn_4_0\.json.*"
+        r"max_characters_per_token is 20; keras_elmo reproduces only 50"
+    )
+    with pytest.raises(ValueError, match=message):
+        efml.read_folder(str(folder))
+    with pytest.raises(ValueError, match=message):
+        keras_elmo.BiLM.from_elmoformanylangs(str(folder))
