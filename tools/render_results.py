@@ -58,14 +58,6 @@ CAVEATS = {
         "was not rerun. A reduced architecture, not the issue's `small` "
         "setting; tokens/s taken on a loaded, shared machine."
     ),
-    "benchmarks/results/beam_embed.json": (
-        "Measured at 3d7fabb, before the Beam workers' thread pools were "
-        "sized to their share of the cores (a2030e5): each of the 2 "
-        "worker processes ran TensorFlow's default pools. Load about 2, "
-        "with other tests running niced beside it; the modes ran one "
-        "after another. The batch statistics (`batching`) do not depend "
-        "on load."
-    ),
     "benchmarks/results/bilm_tf_training.json": (
         "One round. bilm-tf's trainer ran first, while other tests ran "
         "beside it (load up to 5.6; its step times range from 3.5 to "

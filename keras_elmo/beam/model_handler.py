@@ -17,21 +17,22 @@ Why a model handler of ours rather than Beam's
   per sentence to what is stored (`all`, `top`, `average`).
 
 Batching is RunInference's own (`beam.BatchElements`, configured through
-`ModelHandler`'s arguments): `batch_length_fn` (the sentence's token
-count) with `batch_bucket_boundaries=BUCKET_BOUNDARIES` and
-`max_batch_duration_secs=BUFFER_SECONDS` select Beam's stateful,
-length-aware path, which keys each sentence by (worker, length bucket)
-and fills batches of exactly `min_batch_size = max_batch_size =
-batch_size` sentences per key; only the last batch of each key is
-partial (docs/BEAM.md quotes the mean batch size measured on real
-text). Beam 2.77's `max_batch_weight` cannot bound the padded tokens
-instead: `ModelHandler` passes it to
-`BatchElements`, which has no such argument (a `TypeError` when the
-pipeline is built). So the token budget is kept inside `run_inference`:
-a batch is sorted by length and cut into model calls of at most
-`batch_tokens` padded positions (`len(call) * longest`; a longer sentence
-is a call of its own). The biLM is stateless: a sentence's vectors do not
-depend on the rest of its batch.
+`ModelHandler`'s arguments) and then the in-process engine's: Beam
+gathers `GATHER_BATCHES * batch_size` sentences of a bundle
+(`min_batch_size = max_batch_size`; only a bundle's last batch is
+smaller), and `run_inference` sorts them by length and cuts model calls
+of at most `batch_size` sentences and `batch_tokens` padded positions
+(`len(call) * longest`; a longer sentence is a call of its own), as
+`keras-elmo embed` sorts each chunk of `CHUNK_BATCHES * batch_size`
+lines (`keras_elmo.export.hdf5_embedding`). Beam's length-aware
+`BatchElements` (`batch_length_fn` + `batch_bucket_boundaries`) is not
+used: it exists only on Beam's stateful path, whose four state calls per
+sentence cost more than the batching gains once workers are separate
+processes (measured: `benchmarks/beam_embed.py`, docs/BEAM.md). Beam
+2.77's `max_batch_weight` cannot bound the padded tokens either
+(`ModelHandler` passes it to `BatchElements`, which has no such
+argument: a `TypeError` when the pipeline is built). The biLM is
+stateless: a sentence's vectors do not depend on the rest of its batch.
 
 Models: RunInference loads the model once per worker process (its
 `Shared` handle; the threads of a process share it) and never on the
@@ -56,6 +57,7 @@ from apache_beam.ml.inference.base import PredictionResult
 from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_records import DTYPES
+from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
 from keras_elmo.export.model_spec import check_spec
 from keras_elmo.export.model_spec import load_spec
 from keras_elmo.export.model_spec import source_of
@@ -64,17 +66,10 @@ from keras_elmo.utils.thread_pools import size_tensorflow_threads
 from keras_elmo.utils.thread_pools import threads_per_worker
 from keras_elmo.utils.validation import check_positive_int
 
-# Token-count buckets (lower-inclusive, as `BatchElements` cuts them):
-# [0, 8), [8, 16), [16, 24), ..., [512, inf). Few enough that 2,000 real
-# lines fill most batches, fine enough that padding stays small.
-BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-# How long a partial batch may wait for more sentences of its bucket: 0
-# sets no processing-time timer, so a key's last, partial batch is flushed
-# only by the end of the (global) window, i.e. once its input is complete.
-# A positive value would flush partial batches on a timer, which Beam
-# 2.77's BundleBasedDirectRunner can deliver after a downstream
-# GroupByKey completed (an AssertionError in its `_GroupByKeyOnly`).
-BUFFER_SECONDS = 0
+# Model calls' worth of sentences per RunInference batch, sorted by length
+# together: the in-process engine's chunk (`CHUNK_BATCHES`), so a bundle
+# is padded as `keras-elmo embed` pads a file.
+GATHER_BATCHES = CHUNK_BATCHES
 
 
 # Beam metrics (namespace `keras_elmo`): sentences per RunInference batch
@@ -85,19 +80,16 @@ TOKENS = Metrics.counter("keras_elmo", "tokens")
 PADDED = Metrics.counter("keras_elmo", "padded_positions")
 
 
-def keyed_length(element):
-    """Tokens of a `((file, line), (sentence, tokens))` element."""
-    return len(element[1][1])
-
-
-def model_calls(batch, batch_tokens):
-    """Index lists of `batch`, by length, each one model call of at most
-    `batch_tokens` padded positions (`len(call) * longest`)."""
+def model_calls(batch, batch_size, batch_tokens):
+    """Index lists of `batch`, by length (a stable sort), each one model
+    call of at most `batch_size` sentences and `batch_tokens` padded
+    positions (`len(call) * longest`; a longer sentence alone)."""
     order = sorted(range(len(batch)), key=lambda i: len(batch[i][1]))
     calls, call, longest = [], [], 0
     for i in order:
         n = len(batch[i][1])
-        if call and (len(call) + 1) * max(longest, n) > batch_tokens:
+        full = len(call) == batch_size
+        if call and (full or (len(call) + 1) * max(longest, n) > batch_tokens):
             calls.append(call)
             call, longest = [], 0
         call.append(i)
@@ -145,7 +137,8 @@ class BiLMModelHandler(ModelHandler):
         layers: str. What is stored per sentence: `"all"` (`[L + 1, m,
             2P]`), `"top"` or `"average"` (`[m, 2P]`).
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
-        batch_size: int. Sentences per RunInference batch (Beam's
+        batch_size: int. Sentences per model call at most; Beam's
+            batches hold `GATHER_BATCHES * batch_size` (its
             `min_batch_size` and `max_batch_size`).
         batch_tokens: int. Padded positions per model call at most.
         threads: int or None. TensorFlow threads per pool in each worker
@@ -194,11 +187,8 @@ class BiLMModelHandler(ModelHandler):
         check_positive_int("batch_tokens", batch_tokens)
         check_positive_int("threads", threads, allow_none=True)
         super().__init__(
-            min_batch_size=batch_size,
-            max_batch_size=batch_size,
-            max_batch_duration_secs=BUFFER_SECONDS,
-            batch_length_fn=keyed_length,
-            batch_bucket_boundaries=list(BUCKET_BOUNDARIES),
+            min_batch_size=GATHER_BATCHES * batch_size,
+            max_batch_size=GATHER_BATCHES * batch_size,
         )
         self.spec = dict(spec)
         self.layers = layers
@@ -217,7 +207,7 @@ class BiLMModelHandler(ModelHandler):
     def run_inference(self, batch, model, inference_args=None):
         vectors = [None] * len(batch)
         BATCH_SENTENCES.update(len(batch))
-        for call in model_calls(batch, self.batch_tokens):
+        for call in model_calls(batch, self.batch_size, self.batch_tokens):
             lengths = [len(batch[i][1]) for i in call]
             CALL_SENTENCES.update(len(call))
             TOKENS.inc(sum(lengths))

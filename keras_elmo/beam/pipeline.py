@@ -1,13 +1,19 @@
 """The Beam pipeline of `keras-elmo embed --runner`: files -> TFRecord shards.
 
     lines  --ReadSentences-->  ((file, line), (sentence, tokens))
+           --Spread--------->  the same, redistributed (`beam.Reshuffle`)
            --EmbedBatches--->  (key, sentence, tokens, vectors, model_id)
-                               (RunInference + `BiLMModelHandler`, with
-                               Beam's own length-bucketed batching)
+                               (RunInference + `BiLMModelHandler`:
+                               Beam's batches, sorted by length inside)
            --WriteEmbeddings-> embeddings-*.tfrecord + manifest.json
 
-Batching is RunInference's (`keras_elmo.beam.model_handler`); shards,
-counts and faults: `keras_elmo.beam.write_embeddings`.
+A file is read whole by one worker (line numbers need every line
+before); `Spread` then hands its lines to any worker, so the embedding
+(the cost) runs on all of them whatever the number of files: without
+it a runner fuses reading and embedding, and one file is embedded by
+one worker (measured on the local runner: docs/BEAM.md). Batching:
+`keras_elmo.beam.model_handler`; shards, counts and faults:
+`keras_elmo.beam.write_embeddings`.
 """
 
 import apache_beam as beam
@@ -83,8 +89,8 @@ class EmbedBatches(beam.PTransform):
     """Keyed sentences -> `(key, sentence, tokens, vectors, model_id)`.
 
     RunInference batches them itself, as the handler's batching arguments
-    say (length buckets, `batch_size` sentences per batch), and loads the
-    model once per worker process.
+    say (sorted by length, `batch_size` sentences per model call), and
+    loads the model once per worker process.
     """
 
     def __init__(self, model_handler):
@@ -119,7 +125,11 @@ def embed_corpus(
     """
     sentences = pipeline | "Read" >> ReadSentences(patterns)
     lines_read = sentences | "LinesRead" >> beam.combiners.Count.Globally()
-    records = sentences | "Embed" >> EmbedBatches(model_handler)
+    records = (
+        sentences
+        | "Spread" >> beam.Reshuffle()
+        | "Embed" >> EmbedBatches(model_handler)
+    )
     return records | "Write" >> WriteEmbeddings(
         output_dir, header, model_handler.dtype, num_shards, lines_read
     )

@@ -20,7 +20,9 @@ sentence's vectors do not depend on what else is embedded with it.
 `warmup=` (opt-in, BiLMs only) reproduces simple_elmo / bilm-tf instead:
 a stateful copy of the biLM, the sentences in input order in batches of
 `batch_size` (simple_elmo's `max_batch_size`), states carried from batch
-to batch after a warm-up batch (`keras_elmo.models.bilm_warmup`).
+to batch after a warm-up batch (`keras_elmo.models.bilm_warmup`), run
+with bilm-tf's own sequence of TensorFlow ops (`bilm_tf_replay`): the
+same float32 values as simple_elmo on the same machine.
 """
 
 import numpy as np
@@ -54,7 +56,8 @@ class Embedder:
             that warm-up batch, as simple_elmo's `get_elmo_vectors(...,
             warmup=True)` does (`keras_elmo.models.bilm_warmup`); False:
             carry states without a warm-up (its `warmup=False`). Gives
-            simple_elmo 0.9.2's vectors to float rounding when
+            simple_elmo 0.9.2's vectors (bit for bit on the same machine
+            and TensorFlow build, for bilm-tf architectures) when
             `batch_size` is its `max_batch_size` (32 by default); vectors
             then depend on the order, the batch size and the warm-up.
             BiLMs only, without `vocabulary`; not for `embed_file`

@@ -299,6 +299,17 @@ class BiLM(BiLMLoaders, keras.Model):
         if self._carried is not None:
             self._carried.reset()
 
+    def carry_states(self, h, c):
+        """Sets the carried LSTM states (stateful mode): `h` `[L, 2, S, P]`
+        and `c` `[L, 2, S, H]` float32, rows as `reset_states` forgets
+        them (`keras_elmo.models.bilm_state`). The next call starts its
+        row `b` from row `b` of these."""
+        if self._carried is None:
+            raise ValueError(
+                "carry_states needs a BiLM built with stateful=True."
+            )
+        self._carried.load(h, c)
+
     @classmethod
     def from_config(cls, config):
         config = dict(config)

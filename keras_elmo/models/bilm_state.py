@@ -36,6 +36,26 @@ class CarriedStates:
             c[:, :, :rows] = self.c[:, :, :rows]
         return h, c
 
+    def load(self, h, c):
+        """Replaces the stored states with copies of `h`, `c`."""
+        cfg = self.config
+        h = np.array(h, np.float32)
+        c = np.array(c, np.float32)
+        want = (cfg.num_layers, 2)
+        if (
+            h.shape[:2] != want
+            or c.shape[:3] != h.shape[:3]
+            or h.shape[3] != cfg.projection_dim
+            or c.shape[3] != cfg.lstm_units
+        ):
+            raise ValueError(
+                "Received states of shapes h "
+                f"{h.shape} and c {c.shape}, expected [{cfg.num_layers}, 2, "
+                f"rows, {cfg.projection_dim}] and [{cfg.num_layers}, 2, "
+                f"rows, {cfg.lstm_units}]."
+            )
+        self.h, self.c = h, c
+
     def update(self, final_h, final_c):
         try:
             final_h = ops.convert_to_numpy(final_h)

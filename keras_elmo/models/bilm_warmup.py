@@ -10,11 +10,16 @@ warmup=True)` opens a session (states = 0), runs the first batch of
 batch of `texts`, the first one again, carrying states throughout. Its
 vectors therefore depend on the batch size, the order and what ran
 before; keras_elmo's default is stateless (zero states for every
-sentence). A stateful `BiLM` carries states with the same rule
-(`keras_elmo.models.bilm_state`), so replaying simple_elmo's sequence of
-calls gives its vectors to float rounding (measured: `tests/models/
-bilm_warmup_test.py` on a committed simple_elmo fixture,
-`benchmarks/simple_elmo_side_by_side.py` on the `original` weights).
+sentence). `run_batches` replays simple_elmo's sequence of calls with
+the same rule, through bilm-tf's own sequence of TensorFlow ops
+(`keras_elmo.models.bilm_tf_replay`) for every model that has bilm-tf's
+architecture: on the same machine its vectors then equal simple_elmo's
+bit for bit (measured: `benchmarks/simple_elmo_side_by_side.py` on the
+`original` weights; `tests/models/bilm_warmup_test.py` checks 1e-5
+against a committed fixture made on another CPU). Other biLMs (a
+Unicode lexicon) run through the stateful `BiLM` itself
+(`keras_elmo.models.bilm_state`), equal to float rounding; a long
+sentence can amplify that rounding to about 1e-5 relative.
 
 `warmup` (the argument of every function here):
 
@@ -34,8 +39,10 @@ Real tokens agree.
 
 import numpy as np
 
+from keras_elmo.models import bilm_tf_replay
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_outputs import elmo_layers
+from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.text.batch_to_ids import batch_to_ids
 
 FIRST_BATCH = "first_batch"
@@ -108,15 +115,44 @@ def run_batches(bilm, batches, warmup=FIRST_BATCH):
             "must hold at least one sentence."
         )
     bilm.reset_states()
-    if warmup == FIRST_BATCH and batches:
-        bilm(batch_to_ids(batches[0]), training=False)
-    elif warmup is not None:
-        bilm(batch_to_ids(warmup), training=False)
-    outputs = []
-    for batch in batches:
+    if warmup == FIRST_BATCH:
+        warmup = batches[0] if batches else None
+    run = _replay_runner(bilm, batches, warmup) or _stateful_runner(bilm)
+    if warmup is not None:
+        run(warmup)
+    return [run(batch) for batch in batches]
+
+
+def _stateful_runner(bilm):
+    """A batch -> its output dict, through the stateful BiLM itself."""
+
+    def run(batch):
         out = bilm(batch_to_ids(batch), training=False)
-        outputs.append({k: np.asarray(v) for k, v in out.items()})
-    return outputs
+        return {k: np.asarray(v) for k, v in out.items()}
+
+    return run
+
+
+def _replay_runner(bilm, batches, warmup):
+    """As `_stateful_runner`, through `BilmTfReplay` (bilm-tf's own ops,
+    hence its exact float32 values), or None where it does not apply.
+    Its final states are handed to the BiLM's carried states after each
+    batch, so the BiLM carries on from them as before."""
+    if not bilm_tf_replay.supports(bilm.config):
+        return None
+    rows = max(len(b) for b in batches + ([warmup] if warmup else []))
+    replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=rows)
+    add_boundaries = bilm.get_layer("add_sentence_boundaries")
+
+    def run(batch):
+        char_ids = batch_to_ids(batch)
+        mask = np.any(char_ids > 0, axis=-1)
+        embeddings, layers = replay(add_boundaries(char_ids))
+        out = output_dict(bilm.remove_boundaries, embeddings, layers, mask)
+        bilm.carry_states(replay.h, replay.c)
+        return {k: np.asarray(v) for k, v in out.items()}
+
+    return run
 
 
 def embed_with_warmup(bilm, sentences, batch_size=32, warmup=FIRST_BATCH):
