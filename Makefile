@@ -3,9 +3,10 @@
 # `make test`: install keras_elmo with the test extras into .venv and run
 #              the tests (CI: .ci/run).
 # `make test-fast`: the same without the `large` tests (day-to-day work).
-# `make test-torch`: add the `torch` extra (torch==2.13.0, CPU) to .venv
-#              and run the PyTorch backend tests (`-m torch_backend`,
-#              which `test` and `test-fast` deselect; CI: .ci/run).
+# `make test-torch`: add torch's CPU build (tools/install_torch_cpu.sh)
+#              and the `torch` extra to .venv and run the PyTorch backend
+#              tests (`-m torch_backend`, which `test` and `test-fast`
+#              deselect; CI: .ci/run).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -32,10 +33,16 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e ".[test]"
 	touch $(VENV)/.installed-demo $@
 
-# The PyTorch backend: torch==2.13.0 (the CPU wheel; never an unpinned
-# torch, which is the multi-GB CUDA build).
-$(VENV)/.installed-torch: setup.cfg pyproject.toml $(VENV)/.installed-test
-	@echo "== installing keras_elmo with the torch extra (torch==2.13.0, CPU)"
+# The PyTorch backend: the CPU build of setup.cfg's torch pin first
+# (tools/install_torch_cpu.sh; never PyPI's torch wheel, the multi-GB
+# CUDA build), then the torch extra, which it already satisfies.
+$(VENV)/.installed-torch: setup.cfg pyproject.toml tools/install_torch_cpu.sh \
+    $(VENV)/.installed-test
+	@echo "== installing torch's CPU build (setup.cfg's torch==X as X+cpu):" \
+	    "the wheel in /opt/wheels or \$$PIP_FIND_LINKS if one fits this" \
+	    "Python, else the PyTorch CPU index (download.pytorch.org/whl/cpu)," \
+	    "never PyPI; then keras_elmo with the torch extra"
+	bash tools/install_torch_cpu.sh $(PY)
 	$(PIP) install -e ".[test,torch]"
 	touch $@
 
