@@ -8,10 +8,11 @@ compare them with the committed AllenNLP fixtures (the tolerance of
 gradients on TensorFlow, and exchange `.keras` files with it.
 
 Marked `torch_backend`: `make test` deselects it, `make test-torch`
-installs the `torch` extra (torch==2.13.0, CPU) and runs it. The
-subprocess runs `sys.executable` or `$KERAS_ELMO_TORCH_PYTHON` (a
-python with torch that sees this one's packages). Without torch the
-tests FAIL with the subprocess's error: they are not skipped.
+installs torch's CPU build (`tools/install_torch_cpu.sh`) and the
+`torch` extra and runs it. The subprocess runs `sys.executable` or
+`$KERAS_ELMO_TORCH_PYTHON` (a python with torch that sees this one's
+packages). Without torch the tests FAIL with the subprocess's error:
+they are not skipped.
 """
 
 import os
@@ -71,9 +72,11 @@ def torch_outputs(reference_weights, keras_files, tmp_path_factory):
     if run.returncode != 0:
         pytest.fail(
             f"the torch subprocess ({python}) failed with exit code "
-            f"{run.returncode}; it needs torch (make test-torch, pip "
-            "install -e '.[torch]', or KERAS_ELMO_TORCH_PYTHON=<a python "
-            "with torch>):\n" + run.stderr[-3000:]
+            f"{run.returncode}; it needs torch's CPU build (make "
+            "test-torch, or tools/install_torch_cpu.sh PYTHON, not a plain "
+            "pip install torch: the CUDA build), or "
+            "KERAS_ELMO_TORCH_PYTHON=<a python with torch>:\n"
+            + run.stderr[-3000:]
         )
     return np.load(path, allow_pickle=False)
 
