@@ -3,13 +3,17 @@
 # `make test`: install keras_elmo with the test extras into .venv and run
 #              the tests (CI: .ci/run).
 # `make test-fast`: the same without the `large` tests (day-to-day work).
+# `make test-torch`: add torch's CPU build (tools/install_torch_cpu.sh)
+#              and the `torch` extra to .venv and run the PyTorch backend
+#              tests (`-m torch_backend`, which `test` and `test-fast`
+#              deselect; CI: .ci/run).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test test-fast lint clean
+.PHONY: demo test test-fast test-torch lint clean
 
 $(VENV)/bin/python:
 	@echo "== creating the virtual environment $(VENV) with $(PYTHON)"
@@ -29,16 +33,32 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e ".[test]"
 	touch $(VENV)/.installed-demo $@
 
+# The PyTorch backend: the CPU build of setup.cfg's torch pin first
+# (tools/install_torch_cpu.sh; never PyPI's torch wheel, the multi-GB
+# CUDA build), then the torch extra, which it already satisfies.
+$(VENV)/.installed-torch: setup.cfg pyproject.toml tools/install_torch_cpu.sh \
+    $(VENV)/.installed-test
+	@echo "== installing torch's CPU build (setup.cfg's torch==X as X+cpu):" \
+	    "the wheel in /opt/wheels or \$$PIP_FIND_LINKS if one fits this" \
+	    "Python, else the PyTorch CPU index (download.pytorch.org/whl/cpu)," \
+	    "never PyPI; then keras_elmo with the torch extra"
+	bash tools/install_torch_cpu.sh $(PY)
+	$(PIP) install -e ".[test,torch]"
+	touch $@
+
 demo: $(VENV)/.installed-demo
 	@echo "== keras-elmo demo: embedding example sentences with the" \
 	    "shipped elmo_small_en (offline)"
 	TF_CPP_MIN_LOG_LEVEL=3 $(VENV)/bin/keras-elmo demo
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q --durations=40 tests
+	$(PY) -m pytest -q --durations=40 -m "not torch_backend" tests
 
 test-fast: $(VENV)/.installed-test
-	$(PY) -m pytest -q -m "not large" tests
+	$(PY) -m pytest -q -m "not large and not torch_backend" tests
+
+test-torch: $(VENV)/.installed-torch
+	$(PY) -m pytest -q -m torch_backend tests/backends
 
 lint: $(VENV)/.installed-test
 	$(PIP) install ruff

@@ -78,8 +78,8 @@ def _pooled_convolution(chars, pad_row, kernel, occupied, is_token, slots):
 def _convolution_max(chars, kernel, slots):
     """`max_t conv(chars, kernel)[:, t]` per token, over all its windows.
 
-    The backend-neutral path (JAX): one VALID `keras.ops.conv` over every
-    token's `slots` characters, then the max over the `slots - w + 1`
+    The backend-neutral path (JAX, torch): one VALID `keras.ops.conv` over
+    every token's `slots` characters, then the max over the `slots - w + 1`
     positions. The same values as `_pooled_convolution` (the TensorFlow
     path, which skips the windows of PAD only) up to float rounding.
 
@@ -112,7 +112,7 @@ class CharCNNEmbedding(keras.layers.Layer):
     order: `[B, T, sum(n)]`. The character table holds the 261 real rows;
     row 0 (id 0, "no token") is a constant zero and never trained.
     On TensorFlow only the windows holding characters are convolved
-    (`_pooled_convolution`); on JAX one VALID `keras.ops.conv` covers
+    (`_pooled_convolution`); on JAX and torch one VALID `keras.ops.conv` covers
     all slots (`_convolution_max`): the same values up to rounding.
 
     Args:

@@ -22,8 +22,8 @@ class CharacterIds(keras.layers.Layer):
     character 261 inside the 50 slots, and an all-zero row for the empty
     string `""`, which therefore marks a padding position.
 
-    On TensorFlow the layer is in-graph (string tensors). On the JAX
-    backend (no string tensors) it takes Python or NumPy strings `[B, T]`
+    On TensorFlow the layer is in-graph (string tensors). On JAX and
+    PyTorch (no string tensors) it takes Python or NumPy strings `[B, T]`
     only and encodes them in NumPy, as `keras_elmo.batch_to_ids` does.
 
     Call arguments:

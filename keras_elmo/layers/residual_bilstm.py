@@ -48,7 +48,7 @@ class ResidualBiLSTM(keras.layers.Layer):
     (same outputs within float rounding, 1e-6), as XLA-compiled calls do.
     Both layouts are in `keras_elmo.ops.bilstm_layouts`; this layer owns
     the weights and the per-layer steps (dropout, recurrence, residual).
-    On a backend other than TensorFlow (JAX), the padded layout runs a
+    On another backend (JAX, PyTorch), the padded layout runs a
     `keras.ops.scan` of the same cell with the backend's autodiff
     (`lstm_recurrence.neutral_lstm_recurrence`).
 
@@ -223,7 +223,7 @@ class ResidualBiLSTM(keras.layers.Layer):
             mask = ops.ones((batch, steps), dtype="bool")
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
         if not is_tensorflow():
-            # JAX: the padded scan in keras.ops, autodiff for its gradient.
+            # JAX, torch: the padded keras.ops scan, autodiff for its gradient.
             layout = PaddedLayout(
                 inputs, lengths, self.compute_dtype, neutral_lstm_recurrence
             )

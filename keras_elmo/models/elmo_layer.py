@@ -50,7 +50,7 @@ class ElmoLayer(keras.layers.Layer):
 
     Call arguments:
         inputs: int char ids `[B, T, 50]` (`keras_elmo.batch_to_ids`) or
-            string tokens `[B, T]` with `""` as padding (on JAX: Python
+            string tokens `[B, T]` with `""` as padding (on JAX, torch: Python
             or NumPy strings, encoded in NumPy before the call, and no
             `vocabulary`).
         training: bool. Enables dropout.

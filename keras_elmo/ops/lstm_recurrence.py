@@ -13,7 +13,7 @@ held state's gradient passed straight through padding.
 
 `neutral_lstm_recurrence` is the same forward scan without TensorFlow
 (no `tf.function`, no hand-written gradient: the backend's autodiff of
-the scan): the loop of the other Keras backends (JAX).
+the scan): the loop of the other Keras backends (JAX, PyTorch).
 """
 
 import keras

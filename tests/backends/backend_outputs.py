@@ -31,6 +31,11 @@ from tests.reference_data import load_fixture  # noqa: E402
 from tests.reference_data import sentences_of  # noqa: E402
 
 
+def to_numpy(value):
+    """A backend tensor as a NumPy array (torch: detached from autograd)."""
+    return keras.ops.convert_to_numpy(value)
+
+
 def seeded_inputs(name, batch, steps, width):
     """The sublayer inputs both backends use: `[B, T, width]` float32 and
     a right-padded mask with lengths `steps, steps - 1, ...`."""
@@ -47,20 +52,20 @@ def sublayer_outputs(name, bilm, ids):
     seeded `[B, T + 2, P]` input with a ragged mask, and a `ScalarMix`
     with layer norm and set weights on seeded layers."""
     out = {}
-    char_cnn = np.asarray(bilm.char_cnn(ids))
+    char_cnn = to_numpy(bilm.char_cnn(ids))
     out[f"{name}/char_cnn"] = char_cnn
-    out[f"{name}/highway"] = np.asarray(bilm.highway(char_cnn))
+    out[f"{name}/highway"] = to_numpy(bilm.highway(char_cnn))
     width = bilm.bilstm.projection_dim
     values, mask = seeded_inputs(name, len(ids), ids.shape[1] + 2, width)
     for layer, output in enumerate(bilm.bilstm(values, mask=mask)):
-        out[f"{name}/bilstm{layer}"] = np.asarray(output)
+        out[f"{name}/bilstm{layer}"] = to_numpy(output)
     layers = [values[..., :4] * (k + 1) for k in range(3)]
     mix = keras_elmo.layers.ScalarMix(3, do_layer_norm=True)
     mix.build([v.shape for v in layers])
     mix.set_weights(
         [np.array([0.5, -1.0, 2.0], "float32"), np.array(0.7, "float32")]
     )
-    out[f"{name}/scalar_mix"] = np.asarray(mix(layers, mask=mask))
+    out[f"{name}/scalar_mix"] = to_numpy(mix(layers, mask=mask))
     return out
 
 
@@ -71,20 +76,20 @@ def outputs_of(name, options, weights):
     bilm = keras_elmo.BiLM.from_allennlp(options, weights)
     out = {f"{name}/ids": ids}
     for key, value in bilm(ids).items():
-        out[f"{name}/{key}"] = np.asarray(value)
+        out[f"{name}/{key}"] = to_numpy(value)
     elmo = keras_elmo.layers.ElmoLayer(
         bilm,
         dropout=0.0,
         scalar_mix_parameters=ref["scalar_mix_parameters"].tolist(),
     )
-    out[f"{name}/elmo"] = np.asarray(elmo(ids))
+    out[f"{name}/elmo"] = to_numpy(elmo(ids))
     steps = max(len(s) for s in sentences)
     rows = [list(s) + [""] * (steps - len(s)) for s in sentences]
     strings = np.array(rows, dtype=str)
-    out[f"{name}/character_ids"] = np.asarray(
+    out[f"{name}/character_ids"] = to_numpy(
         keras_elmo.layers.CharacterIds()(strings)
     )
-    out[f"{name}/elmo_strings"] = np.asarray(elmo(strings))
+    out[f"{name}/elmo_strings"] = to_numpy(elmo(strings))
     out.update(sublayer_outputs(name, bilm, ids))
     return out
 
@@ -97,12 +102,12 @@ def stateful_outputs(name, options, weights):
     out = {}
     for k in range(int(ref["num_batches"])):
         outputs = bilm(ref[f"batch{k}_char_ids"])
-        word = np.asarray(outputs["word_emb"])
+        word = to_numpy(outputs["word_emb"])
         out[f"{name}_stateful/batch{k}"] = np.stack(
             [
                 np.concatenate([word, word], axis=-1),
-                np.asarray(outputs["lstm_outputs1"]),
-                np.asarray(outputs["lstm_outputs2"]),
+                to_numpy(outputs["lstm_outputs1"]),
+                to_numpy(outputs["lstm_outputs2"]),
             ],
             axis=1,
         )

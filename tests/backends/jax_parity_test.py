@@ -2,7 +2,8 @@
 
 Keras fixes its backend at import, so the layers run under
 `KERAS_BACKEND=jax` in one subprocess (`backend_outputs.py`) that saves
-every output; the tests here compare them with the committed AllenNLP
+every output; the tests here (`parity_checks.py`, shared with
+`torch_parity_test.py`) compare them with the committed AllenNLP
 fixtures (the tolerance of `tests/models/bilm_parity_test.py`) and with
 the same layers run here on TensorFlow (same weights, same inputs).
 
@@ -12,7 +13,7 @@ this one's packages, e.g. from `tools/make_jax_venv.sh`). Without JAX
 the tests FAIL with the subprocess's error: they are not skipped. XLA
 runs at optimisation level 0 there: on 2 CPU cores its compile time
 (one compile per initializer shape and per op) is most of the run, and
-the outputs stay within the tolerance below.
+the outputs stay within that tolerance.
 """
 
 import os
@@ -22,15 +23,10 @@ import sys
 import numpy as np
 import pytest
 
-import keras_elmo
-from tests.backends.backend_outputs import seeded_inputs
-from tests.backends.backend_outputs import sublayer_outputs
+from tests.backends.parity_checks import check_layers_match_allennlp
+from tests.backends.parity_checks import check_stateful_batches
+from tests.backends.parity_checks import check_sublayers_match_tensorflow
 from tests.models.bilm_parity_test import CONFIGS
-from tests.models.bilm_parity_test import assert_close_to_reference
-from tests.models.bilm_parity_test import layers_of
-from tests.reference_data import load_fixture
-from tests.reference_data import sentences_of
-from tests.reference_data import unpack_rows
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -73,67 +69,18 @@ def test_the_subprocess_ran_on_jax(jax_outputs):
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_every_layer_and_scalar_mix_match_allennlp(name, jax_outputs):
-    ref = load_fixture(name)
-    out = {
-        k.split("/", 1)[1]: jax_outputs[k]
-        for k in jax_outputs.files
-        if k.startswith(f"{name}/")
-    }
-    np.testing.assert_array_equal(out["ids"], ref["char_ids"])
-    # CharacterIds on NumPy strings gives batch_to_ids' ids under JAX.
-    np.testing.assert_array_equal(out["character_ids"], ref["char_ids"])
-    lengths = ref["lengths"]
-    steps = out["ids"].shape[1]
-    np.testing.assert_array_equal(
-        out["mask"], np.arange(steps) < lengths[:, None]
-    )
-    expected = unpack_rows(ref["activations"], lengths, steps)
-    expected = expected.transpose(0, 2, 1, 3)  # [B, 3, T, 2P]
-    actual = layers_of(out)
-    for layer in range(3):
-        assert_close_to_reference(
-            actual[:, layer], expected[:, layer], f"jax {name} layer {layer}"
-        )
-    padded = np.arange(steps)[None, :] >= lengths[:, None]
-    assert np.all(actual.transpose(0, 2, 1, 3)[padded] == 0.0)
-    assert_close_to_reference(
-        out["elmo"],
-        unpack_rows(ref["elmo_scalar_mix"], lengths, steps),
-        f"jax {name} scalar mix",
-    )
-    # ElmoLayer on NumPy strings: the same ids, so the same outputs.
-    np.testing.assert_array_equal(out["elmo_strings"], out["elmo"])
+    check_layers_match_allennlp(jax_outputs, name, "jax")
 
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_sublayers_match_tensorflow(name, jax_outputs, reference_weights):
-    """CharCNNEmbedding, Highway, ResidualBiLSTM (ragged mask, padding
-    zero) and ScalarMix: the same outputs as on TensorFlow."""
-    ref = load_fixture(name)
-    ids = keras_elmo.batch_to_ids(sentences_of(ref))
-    bilm = keras_elmo.BiLM.from_allennlp(*reference_weights(name))
-    expected = sublayer_outputs(name, bilm, ids)
-    assert len(expected) == 2 + bilm.bilstm.num_layers + 1
-    for key, value in expected.items():
-        assert jax_outputs[key].shape == value.shape, key
-        assert_close_to_reference(jax_outputs[key], value, f"jax {key}")
-        if "bilstm" in key:
-            # Padding exactly zero, as on TensorFlow.
-            padding = ~seeded_inputs(name, len(ids), ids.shape[1] + 2, 1)[1]
-            assert np.all(jax_outputs[key][padding] == 0.0), key
+    check_sublayers_match_tensorflow(
+        jax_outputs, name, reference_weights(name), "jax"
+    )
 
 
 def test_stateful_batches_match_allennlp(jax_outputs):
-    ref = load_fixture("tiny_stateful")
-    for k in range(int(ref["num_batches"])):
-        actual = jax_outputs[f"tiny_stateful/batch{k}"]
-        expected = ref[f"batch{k}_activations"]
-        for layer in range(3):
-            assert_close_to_reference(
-                actual[:, layer],
-                expected[:, layer],
-                f"jax tiny stateful batch {k} layer {layer}",
-            )
+    check_stateful_batches(jax_outputs, "jax")
 
 
 def test_elmo_layer_fits_on_jax(jax_outputs):

@@ -1,11 +1,12 @@
 """An unsupported Keras backend: construction works, the first call says
 why not.
 
-JAX is supported (tests/backends/jax_parity_test.py runs it). Before
-that, under `KERAS_BACKEND=jax`, `bilm(ids)` failed inside
-`CharCNNEmbedding.call` with "where requires ndarray or scalar
-arguments"; PyTorch fails the same way ("Can't call numpy() on Tensor
-that requires grad"). The suite runs on TensorFlow, so here the active
+JAX and PyTorch are supported (tests/backends/jax_parity_test.py and
+torch_parity_test.py run them). Before that, under `KERAS_BACKEND=jax`,
+`bilm(ids)` failed inside `CharCNNEmbedding.call` with "where requires
+ndarray or scalar arguments", and under torch with "Can't call numpy()
+on Tensor that requires grad"; Keras' numpy and openvino backends are
+not supported. The suite runs on TensorFlow, so here the active
 backend's name is replaced where `check_backend` reads it.
 """
 
@@ -17,7 +18,7 @@ from tests.conftest import padded
 from tests.conftest import tiny_bilm
 
 
-@pytest.fixture(params=["torch"])
+@pytest.fixture(params=["numpy", "openvino"])
 def other_backend(request, monkeypatch):
     monkeypatch.setattr(
         backend_check.keras.backend, "backend", lambda: request.param
@@ -29,7 +30,8 @@ def _expect_clear_error(name, backend):
     return pytest.raises(
         RuntimeError,
         match=(
-            f"{name} runs on the tensorflow and jax backends only for now; "
+            f"{name} runs on the tensorflow, jax and torch backends only "
+            "for now; "
             f"the active Keras backend is '{backend}'"
         ),
     )
@@ -61,6 +63,7 @@ def test_tensorflow_backend_passes():
     assert backend_check.is_tensorflow()
 
 
-def test_jax_backend_passes(monkeypatch):
-    monkeypatch.setattr(backend_check.keras.backend, "backend", lambda: "jax")
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_jax_and_torch_backends_pass(backend, monkeypatch):
+    monkeypatch.setattr(backend_check.keras.backend, "backend", lambda: backend)
     backend_check.check_backend("BiLM")
