@@ -84,11 +84,6 @@ CAVEATS = {
         "examples/word_sense_wordnet.py changed after aeb13d1; not rerun "
         "(needs the CoVe encoder, which is not committed)."
     ),
-    "benchmarks/results/matmul_dtypes.json": (
-        "benchmarks/matmul_dtypes.py changed after bee36d1 (the "
-        "BiLMConfig.from_architecture rename); not rerun on a loaded "
-        "machine."
-    ),
     "benchmarks/results/direction_gap.json": (
         "benchmarks/direction_gap.py changed after 8661a3d; not rerun."
     ),
