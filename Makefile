@@ -61,7 +61,7 @@ test-torch: $(VENV)/.installed-torch
 	$(PY) -m pytest -q -m torch_backend tests/backends
 
 lint: $(VENV)/.installed-test
-	$(PIP) install ruff
+	$(PIP) install --quiet ruff==0.17.6
 	$(VENV)/bin/ruff format --check keras_elmo tests examples benchmarks tools
 	$(VENV)/bin/ruff check keras_elmo tests examples benchmarks tools
 

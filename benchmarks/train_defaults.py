@@ -240,7 +240,7 @@ def main(argv=None):
                 )
                 continue
             run = run_one(name, recipe, args.work, args.epochs)
-            run["provenance"] = provenance()
+            run["provenance"] = provenance(written=[args.results])
             results["runs"].append(run)
             write_json(args.results, results)
             logging.info(

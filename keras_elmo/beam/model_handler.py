@@ -67,6 +67,8 @@ from keras_elmo.export.embed_lines import LAYER_MODES
 from keras_elmo.export.embed_lines import select_layers
 from keras_elmo.export.embedding_records import DTYPES
 from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
+from keras_elmo.export.length_batches import BATCHINGS
+from keras_elmo.export.length_batches import length_order_batches
 from keras_elmo.export.model_spec import check_spec
 from keras_elmo.export.model_spec import load_spec
 from keras_elmo.export.model_spec import source_of
@@ -88,7 +90,6 @@ BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 # (a positive value: Beam 2.77's BundleBasedDirectRunner can deliver the
 # timer after a downstream GroupByKey completed, an AssertionError).
 BUFFER_SECONDS = 0
-BATCHINGS = ("bundles", "length-keys")
 
 
 # Beam metrics (namespace `keras_elmo`): sentences per RunInference batch
@@ -123,19 +124,8 @@ def model_calls(batch, batch_size, batch_tokens):
     """Index lists of `batch`, by length (a stable sort), each one model
     call of at most `batch_size` sentences and `batch_tokens` padded
     positions (`len(call) * longest`; a longer sentence alone)."""
-    order = sorted(range(len(batch)), key=lambda i: len(batch[i][1]))
-    calls, call, longest = [], [], 0
-    for i in order:
-        n = len(batch[i][1])
-        full = len(call) == batch_size
-        if call and (full or (len(call) + 1) * max(longest, n) > batch_tokens):
-            calls.append(call)
-            call, longest = [], 0
-        call.append(i)
-        longest = max(longest, n)
-    if call:
-        calls.append(call)
-    return calls
+    lengths = [len(element[1]) for element in batch]
+    return length_order_batches(lengths, batch_size, batch_tokens)
 
 
 def model_facts(embedder, description):

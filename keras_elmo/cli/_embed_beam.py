@@ -17,8 +17,19 @@ import os
 import sys
 
 from keras_elmo.cli._model_args import model_spec
+from keras_elmo.export.length_batches import BATCHINGS
 
 logger = logging.getLogger(__name__)
+
+# The flags that only a Beam run reads, with their defaults and what they
+# do: given without --runner they are refused (`refuse_beam_only_flags`),
+# never silently ignored.
+BEAM_ONLY_FLAGS = {
+    "batch_tokens": (4096, "bounds each Beam model call's padded tokens"),
+    "num_shards": (0, "sets the number of Beam output shards"),
+    "batching": (BATCHINGS[0], "chooses how Beam forms batches"),
+    "worker_threads": (None, "sizes Beam worker processes"),
+}
 
 
 def add_beam_arguments(parser):
@@ -42,19 +53,19 @@ def add_beam_arguments(parser):
     group.add_argument(
         "--batch-tokens",
         type=int,
-        default=4096,
+        default=BEAM_ONLY_FLAGS["batch_tokens"][0],
         help="Padded tokens per model call at most (Beam runs).",
     )
     group.add_argument(
         "--num-shards",
         type=int,
-        default=0,
+        default=BEAM_ONLY_FLAGS["num_shards"][0],
         help="Output shards (Beam runs; 0: the runner chooses).",
     )
     group.add_argument(
         "--batching",
-        default="bundles",
-        choices=("bundles", "length-keys"),
+        default=BEAM_ONLY_FLAGS["batching"][0],
+        choices=BATCHINGS,
         help="How Beam forms batches (Beam runs): 'bundles' sorts 16 x "
         "--batch-size sentences of a bundle by length (fast on every "
         "runner); 'length-keys' uses Beam's stateful length buckets "
@@ -63,12 +74,25 @@ def add_beam_arguments(parser):
     group.add_argument(
         "--worker-threads",
         type=int,
-        default=None,
+        default=BEAM_ONLY_FLAGS["worker_threads"][0],
         help="TensorFlow threads per pool in each Beam worker process "
         "(default: cores // --direct_num_workers for local "
         "multi_processing runs, else TensorFlow's one per core; give 1 "
         "on runners with one worker process per core, e.g. Dataflow).",
     )
+
+
+def refuse_beam_only_flags(args):
+    """Raises `ValueError` naming the first `BEAM_ONLY_FLAGS` entry whose
+    value differs from its default in a run without --runner."""
+    for name, (default, what) in BEAM_ONLY_FLAGS.items():
+        value = getattr(args, name, default)
+        if value != default:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(
+                f"`{flag}` {what}; it needs --runner (received "
+                f"{flag} {value} without it)."
+            )
 
 
 def _set_file_system_options(pipeline_args):

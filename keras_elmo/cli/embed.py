@@ -43,6 +43,7 @@ import sys
 from keras_elmo.cli._corpus_args import add_corpus_check_arguments
 from keras_elmo.cli._corpus_args import check_corpus_from_args
 from keras_elmo.cli._embed_beam import add_beam_arguments
+from keras_elmo.cli._embed_beam import refuse_beam_only_flags
 from keras_elmo.cli._embed_spark import add_spark_arguments
 from keras_elmo.cli._model_args import add_model_arguments
 from keras_elmo.cli._model_args import check_model_flags
@@ -101,6 +102,8 @@ def run(args):
     from keras_elmo.utils.validation import check_positive_int
 
     check_model_flags(args)
+    if not args.runner:
+        refuse_beam_only_flags(args)
     if args.spark_master:
         from keras_elmo.cli._embed_spark import run_spark
 
@@ -113,17 +116,6 @@ def run(args):
         raise ValueError(
             f"Unrecognized arguments {args.pipeline_options}: Beam pipeline "
             "options need --runner."
-        )
-    if getattr(args, "worker_threads", None) is not None:
-        raise ValueError(
-            "`--worker-threads` sizes Beam worker processes; it needs "
-            f"--runner (received --worker-threads {args.worker_threads} "
-            "without it)."
-        )
-    if getattr(args, "batching", "bundles") != "bundles":
-        raise ValueError(
-            "`--batching` chooses how Beam forms batches; it needs --runner "
-            f"(received --batching {args.batching} without it)."
         )
     check_positive_int("--batch-size", args.batch_size)
     hdf5_embedding.check_paths(args.input, args.output, args.force, args.resume)

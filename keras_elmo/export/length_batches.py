@@ -8,7 +8,54 @@ and each batch padded only to its own longest list. For `N` lists of
 lengths `n_i` the model sees `sum_b |b| * max_{i in b} n_i` token slots
 instead of `N * max_i n_i`. The biLM is stateless, so a list's vectors do
 not depend on its batch: the order changes the speed, not the numbers.
+
+`length_order_batches` is the one cutter: Beam's model handler uses it
+with a padded-position budget as well (`batch_tokens`: a batch `b` stops
+growing before `(|b| + 1) * max(longest, n) > batch_tokens`; a list
+longer than the budget is a batch alone).
 """
+
+# How a distributed runner forms batches (`BiLMModelHandler(batching=)`,
+# `keras-elmo embed --runner ... --batching`; kept here, free of Beam, so
+# the command line can offer the choices without the `[beam]` extra):
+# "bundles" sorts a bundle's sentences with `length_order_batches`;
+# "length-keys" uses Beam's stateful length buckets.
+BATCHINGS = ("bundles", "length-keys")
+
+
+def length_order_batches(lengths, batch_size, batch_tokens=None, sort=True):
+    """Index lists cutting `range(len(lengths))` into model calls.
+
+    Args:
+        lengths: sequence of int, token counts.
+        batch_size: int, indices per batch at most.
+        batch_tokens: optional int, padded positions per batch at most
+            (`len(batch) * longest`); None: no budget.
+        sort: bool. False keeps the input order (for comparisons only).
+
+    Returns:
+        A list of index lists, in the order they are to run (ascending
+        length when `sort`; equal lengths keep their input order).
+    """
+    order = list(range(len(lengths)))
+    if sort:
+        order.sort(key=lambda i: lengths[i])
+    batches, batch, longest = [], [], 0
+    for i in order:
+        n = lengths[i]
+        full = len(batch) == batch_size
+        over = (
+            batch_tokens is not None
+            and (len(batch) + 1) * max(longest, n) > batch_tokens
+        )
+        if batch and (full or over):
+            batches.append(batch)
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, n)
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def embed_in_length_order(embed, token_lists, batch_size, each=None, sort=True):
@@ -26,12 +73,9 @@ def embed_in_length_order(embed, token_lists, batch_size, each=None, sort=True):
     Returns:
         A list as long as `token_lists`.
     """
-    order = list(range(len(token_lists)))
-    if sort:
-        order.sort(key=lambda i: len(token_lists[i]))
+    lengths = [len(tokens) for tokens in token_lists]
     out = [None] * len(token_lists)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
+    for rows in length_order_batches(lengths, batch_size, sort=sort):
         vectors = embed([token_lists[i] for i in rows])
         for i, array in zip(rows, vectors):
             out[i] = array if each is None else each(array)

@@ -34,18 +34,6 @@ def test_an_unknown_batching_is_refused():
         BiLMModelHandler({"preset": "elmo_small_en"}, batching="sorted")
 
 
-def test_batching_without_a_runner_is_refused(tmp_path, capsys):
-    src = tmp_path / "in.txt"
-    src.write_text("a b\n")
-    out = tmp_path / "o.hdf5"
-    code = main(["embed", str(src), str(out), "--batching", "length-keys"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "`--batching`" in err and "needs --runner" in err, err
-    assert "received --batching length-keys" in err, err
-    assert not out.exists()
-
-
 @pytest.mark.large
 @pytest.mark.parametrize("batching", ["bundles", "length-keys"])
 def test_both_batchings_give_embed_vectors_for_every_line(

@@ -15,7 +15,6 @@ from keras_elmo.beam import prepare_output_dir
 from keras_elmo.beam import run_embed_corpus
 from keras_elmo.beam.model_handler import default_worker_threads
 from keras_elmo.beam.model_handler import describe_spec
-from keras_elmo.cli.main import main as cli_main
 from keras_elmo.export.embedding_records import read_manifest
 from keras_elmo.export.model_spec import load_spec
 from keras_elmo.utils import thread_pools
@@ -112,18 +111,6 @@ def test_pools_are_sized_in_a_fresh_process():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["3", "3"]
-
-
-def test_worker_threads_without_a_runner_is_refused(tmp_path, capsys):
-    src = tmp_path / "in.txt"
-    src.write_text("a b\n")
-    out = tmp_path / "o.hdf5"
-    code = cli_main(["embed", str(src), str(out), "--worker-threads", "1"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "`--worker-threads`" in err and "needs --runner" in err, err
-    assert "received --worker-threads 1" in err, err
-    assert not out.exists()
 
 
 @pytest.mark.large
