@@ -36,9 +36,8 @@ what the engine costs.
 
 Batching (`batching`): the same file through the same pipeline started
 from this process (`keras_elmo.beam.embed_corpus`; every Beam mode's
-workers and `--batching`), with a randomly initialised `tiny` model
-(batching does not depend on the model), read from the handler's Beam
-metrics:
+workers and `--batching`), with a randomly initialised `tiny` model (batching does
+not depend on the model), read from the handler's Beam metrics:
 sentences per RunInference batch and per model call (against
 `--batch-size`), and real tokens over padded positions; `embed` gives
 the in-process engine's figure for the same lines (computed from their
