@@ -198,6 +198,17 @@ def main(argv=None):
         "|elmoformanylangs| per sentence, full-size random-weight models "
         "written and run by elmoformanylangs 0.0.4.post2 (torch 2.13.0+cpu)",
         "tf_enable_onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+        # Where the side venv's references came from (each file's record).
+        "reference_commits": sorted(
+            {
+                str(m["reference_versions"].get("commit"))
+                for m in models.values()
+            }
+        ),
+        "references_uncommitted_changes": any(
+            m["reference_versions"].get("uncommitted_changes") is not False
+            for m in models.values()
+        ),
         "worst": {
             k: max(max(m["per_sentence"][k]) for m in models.values())
             for k in FIGURES
