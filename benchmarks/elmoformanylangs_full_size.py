@@ -37,6 +37,9 @@ the worst over the 10 others (`other_sentences_worst`), and one list of
 `other_sentences_worst` at the top are over all four models. TensorFlow
 runs with its default kernels (oneDNN on x86 unless
 `TF_ENABLE_ONEDNN_OPTS=0`; recorded as `tf_enable_onednn_opts`).
+`scaled/1e-6` (and `scaled/1e-15` for the exact-bias figure) repeats
+`worst`, `other_sentences_worst` and each model's `long_sentence` in
+those units, for the docs' quotes (`{:.1f}` reads 1.1 for 1.1e-6).
 """
 
 import argparse
@@ -164,6 +167,22 @@ def compare(folder, reference_path):
     }
 
 
+def scaled(payload, unit, figures=FIGURES):
+    """The summary figures of `payload` divided by `unit`."""
+
+    def block(values):
+        return {k: values[k] / unit for k in figures}
+
+    return {
+        "worst": block(payload["worst"]),
+        "other_sentences_worst": block(payload["other_sentences_worst"]),
+        "long_sentence": {
+            name: block(m["long_sentence"])
+            for name, m in payload["models"].items()
+        },
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -218,6 +237,10 @@ def main(argv=None):
             for k in FIGURES
         },
         "models": models,
+    }
+    payload["scaled"] = {
+        "1e-6": scaled(payload, 1e-6),
+        "1e-15": scaled(payload, 1e-15, ["ours_float64_exact_bias_vs_float64"]),
     }
     write_json(args.out, payload)
     print(json.dumps(payload["worst"], indent=1))
