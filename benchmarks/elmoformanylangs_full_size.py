@@ -29,7 +29,10 @@ loads each folder and measures, per sentence, the relative gap
   `ours_float64_exact_bias_vs_float64`: that float64 BiLM with its LSTM
   biases re-assigned from float64 arithmetic (the loader stores `b - 1`,
   the forget bias taken out, rounded to float32, and adds 1.0 at run
-  time; `exact_float64_biases`).
+  time; `exact_float64_biases`); `ours_float64_vs_float64_layer_0`: the
+  float64 BiLM's layer 0 alone (char CNN, highways, projection; the LSTM
+  computes its gates and cells in float32 under any dtype policy,
+  `keras_elmo/ops/lstm_cell.py`).
 
 Under `models/NAME`: the 150-token sentence's figures (`long_sentence`),
 the worst over the 10 others (`other_sentences_worst`), and one list of
@@ -37,7 +40,7 @@ the worst over the 10 others (`other_sentences_worst`), and one list of
 `other_sentences_worst` at the top are over all four models. TensorFlow
 runs with its default kernels (oneDNN on x86 unless
 `TF_ENABLE_ONEDNN_OPTS=0`; recorded as `tf_enable_onednn_opts`).
-`scaled/1e-6` (and `scaled/1e-15` for the exact-bias figure) repeats
+`scaled/1e-6` (and `scaled/1e-15` for `FLOAT64_FIGURES`) repeats
 `worst`, `other_sentences_worst` and each model's `long_sentence` in
 those units, for the docs' quotes (`{:.1f}` reads 1.1 for 1.1e-6).
 """
@@ -63,7 +66,10 @@ FIGURES = (
     "ours_float32_vs_float64",
     "ours_float64_vs_float64",
     "ours_float64_exact_bias_vs_float64",
+    "ours_float64_vs_float64_layer_0",
 )
+# Figures at the float64 level, also printed in units of 1e-15.
+FLOAT64_FIGURES = FIGURES[-2:]
 LONG_TOKENS = 150
 
 
@@ -143,6 +149,10 @@ def compare(folder, reference_path):
         "ours_float32_vs_float64": (all_layers, theirs["layers64"]),
         "ours_float64_vs_float64": (bilm64, theirs["layers64"]),
         "ours_float64_exact_bias_vs_float64": (exact64, theirs["layers64"]),
+        "ours_float64_vs_float64_layer_0": (
+            [a[0] for a in bilm64],
+            [a[0] for a in theirs["layers64"]],
+        ),
     }
     per_sentence = {
         name: [relative(a, b) for a, b in zip(*pair)]
@@ -240,7 +250,7 @@ def main(argv=None):
     }
     payload["scaled"] = {
         "1e-6": scaled(payload, 1e-6),
-        "1e-15": scaled(payload, 1e-15, ["ours_float64_exact_bias_vs_float64"]),
+        "1e-15": scaled(payload, 1e-15, FLOAT64_FIGURES),
     }
     write_json(args.out, payload)
     print(json.dumps(payload["worst"], indent=1))
