@@ -150,28 +150,41 @@ def read_lexicon(path):
     return lexicon
 
 
-def randomize(module, seed):
-    """Every parameter N(0, 0.5^2) (embeddings and LSTM kernels scaled so
-    that both clips are reached), with a fixed generator."""
+def tiny_scale(name, parameter):
+    """The fixtures' standard deviations: N(0, 0.4^2), LSTM projections
+    0.5, embeddings 0.8 (so that both clips are reached)."""
+    if "embedding" in name:
+        return 0.8
+    if "state_projection" in name:
+        return 0.5
+    return 0.4
+
+
+def randomize(module, seed, scale_of=tiny_scale):
+    """Every parameter N(0, scale_of(name, parameter)^2), drawn in order of
+    name from one fixed generator."""
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(module.named_parameters()):
-            scale = 0.4
-            if "state_projection" in name:
-                scale = 0.5
-            if "embedding" in name:
-                scale = 0.8
+            scale = scale_of(name, p)
             p.copy_(torch.randn(p.shape, generator=generator) * scale)
 
 
-def write_folder(folder, arch, legacy, model):
+def write_folder(
+    folder, arch, legacy, model, chars=CHARS, words=WORDS, arch_name=None
+):
+    """The published layout. `arch_name` None: a `tiny_cnn_*.json` written
+    into the folder; else only named by `config_path` (the package then
+    finds it among its own `configs/`, as for the published English
+    model)."""
     os.makedirs(folder, exist_ok=True)
-    arch_name = "tiny_cnn_%d_%d.json" % (
-        arch["token_embedder"]["char_dim"],
-        arch["token_embedder"]["word_dim"],
-    )
-    with open(os.path.join(folder, arch_name), "w") as f:
-        json.dump(arch, f, indent=1)
+    if arch_name is None:
+        arch_name = "tiny_cnn_%d_%d.json" % (
+            arch["token_embedder"]["char_dim"],
+            arch["token_embedder"]["word_dim"],
+        )
+        with open(os.path.join(folder, arch_name), "w") as f:
+            json.dump(arch, f, indent=1)
     options = {
         "seed": 1,
         "gpu": 0,
@@ -187,10 +200,10 @@ def write_folder(folder, arch, legacy, model):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(options, f, indent=1)
     with open(os.path.join(folder, "char.dic"), "w", encoding="utf-8") as f:
-        f.writelines(lexicon_lines(CHARS + CHAR_SPECIALS))
+        f.writelines(lexicon_lines(chars + CHAR_SPECIALS))
     if arch["token_embedder"]["word_dim"] > 0:
         with open(os.path.join(folder, "word.dic"), "w", encoding="utf-8") as f:
-            f.writelines(lexicon_lines(WORD_SPECIALS + WORDS))
+            f.writelines(lexicon_lines(WORD_SPECIALS + words))
     kwargs = {"_use_new_zipfile_serialization": False} if legacy else {}
     torch.save(
         model.token_embedder.state_dict(),
@@ -204,20 +217,22 @@ def write_folder(folder, arch, legacy, model):
     )
 
 
-def build_model(arch, seed):
+def build_model(arch, seed, chars=CHARS, words=WORDS, scale_of=tiny_scale):
+    """The package's `frontend.Model` for `arch` and these lexicons, every
+    parameter then drawn by `randomize(model, seed, scale_of)`."""
     torch.manual_seed(seed)
-    chars = read_lexicon_from_list(CHARS + CHAR_SPECIALS)
+    char_ids = read_lexicon_from_list(chars + CHAR_SPECIALS)
     char_layer = EmbeddingLayer(
-        arch["token_embedder"]["char_dim"], chars, fix_emb=False
+        arch["token_embedder"]["char_dim"], char_ids, fix_emb=False
     )
     word_layer = None
     if arch["token_embedder"]["word_dim"] > 0:
-        words = {w: i for i, w in enumerate(WORD_SPECIALS + WORDS)}
+        word_ids = {w: i for i, w in enumerate(WORD_SPECIALS + words)}
         word_layer = EmbeddingLayer(
-            arch["token_embedder"]["word_dim"], words, fix_emb=False
+            arch["token_embedder"]["word_dim"], word_ids, fix_emb=False
         )
     model = Model(arch, word_layer, char_layer, use_cuda=False)
-    randomize(model, seed)
+    randomize(model, seed, scale_of)
     return model
 
 
@@ -233,10 +248,14 @@ def read_lexicon_from_list(tokens):
         return read_lexicon(path)
 
 
-def run_package(folder, output_layer):
+def run_package(folder, output_layer, sentences=SENTENCES, embedder=None):
+    """A fresh `Embedder(folder)`'s (or `embedder`'s, which must be unused)
+    first `sents2elmo(sentences, output_layer)`: one batch."""
+    assert len(sentences) <= 64, "more than one batch is not reproducible"
     random.seed(0)  # irrelevant with one batch; set for the record
-    embedder = Embedder(folder, batch_size=64)
-    return embedder.sents2elmo(SENTENCES, output_layer=output_layer)
+    if embedder is None:
+        embedder = Embedder(folder, batch_size=64)
+    return embedder.sents2elmo(sentences, output_layer=output_layer)
 
 
 def write_torch_layouts(out):
