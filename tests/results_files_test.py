@@ -251,3 +251,17 @@ def test_caveats_are_rendered_under_their_files():
     for relative, caveat in render.CAVEATS.items():
         section = text.split(f"## `{relative}`", 1)[1].split("\n## ", 1)[0]
         assert f"> {caveat}" in section, relative
+
+
+@pytest.mark.parametrize(
+    "text, quoted",
+    [
+        ("at most 6.2e-07<!-- fig f.json a/b {:.1e} --> of", "6.2e-07"),
+        ("(-1.5E+03<!-- fig f.json a {:.1E} -->)", "-1.5E+03"),
+        ("44.1%<!-- fig f.json a {:.1%} -->-47.8%", "44.1%"),
+        ("1,234<!-- fig f.json a {:,} -->", "1,234"),
+    ],
+)
+def test_a_quote_is_read_whole_with_its_exponent_and_sign(text, quoted):
+    match = FIGURE.search(text)
+    assert match is not None and match.group("quoted") == quoted

@@ -102,7 +102,9 @@ BLOCK = re.compile(
 FIGURE = re.compile(
     # A sign belongs to the number only after a space or "(": in
     # "44.1%<!-- ... -->-47.8%" the dash is a range.
-    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?%?)"
+    # An exponent ("6.2e-07", from a `{:.1e}` format) belongs to it too.
+    r"(?P<quoted>(?:(?<![^\s(])[-+])?[0-9][0-9,]*(?:\.[0-9]+)?"
+    r"(?:[eE][-+]?[0-9]+)?%?)"
     r"<!-- fig (?P<file>\S+) (?P<key>.+?) (?P<format>\{\S*\}) -->"
 )
 
