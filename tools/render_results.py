@@ -84,9 +84,6 @@ CAVEATS = {
         "examples/word_sense_wordnet.py changed after aeb13d1; not rerun "
         "(needs the CoVe encoder, which is not committed)."
     ),
-    "benchmarks/results/direction_gap.json": (
-        "benchmarks/direction_gap.py changed after 8661a3d; not rerun."
-    ),
     "benchmarks/results/profile_real_text.json": (
         "benchmarks/profile_real_text.py changed after aeff911; not "
         "rerun; not quoted anywhere."
