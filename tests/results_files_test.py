@@ -213,6 +213,24 @@ def test_doctored_stale_file_fails_unless_marked(tmp_path, monkeypatch):
     assert len(freshness.document_problems(wrong, load)) == 2
 
 
+def test_doctored_runs_need_markers_only_for_their_stale_runs(
+    tmp_path, monkeypatch
+):
+    commit, write, change_script, load = _doctored_repo(tmp_path, monkeypatch)
+    write(dirty=False)
+    old_run = load("benchmarks/results/speed.json")["provenance"]
+    change_script()  # old_run's script changed after its commit
+    fresh = dict(old_run, commit=freshness._git("rev-parse", "HEAD")[1])
+    payload = {"runs": [{"provenance": old_run}, {"provenance": fresh}]}
+    problems = freshness.document_problems(DOC, lambda relative: payload)
+    assert len(problems) == 1 and commit[:7] in problems[0], problems
+    assert fresh["commit"][:7] not in problems[0]
+    marked = (
+        DOC + f"<!-- measured-at benchmarks/results/speed.json {commit[:7]} -->"
+    )
+    assert freshness.document_problems(marked, lambda r: payload) == []
+
+
 def test_doctored_module_named_in_provenance_counts(tmp_path, monkeypatch):
     commit, write, _, load = _doctored_repo(tmp_path, monkeypatch)
     write(dirty=False)

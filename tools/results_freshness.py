@@ -86,6 +86,22 @@ def changed_since(commit, paths):
     return sorted(set(out.split()))
 
 
+def record_reasons(relative, record):
+    """Why one provenance record of `relative` may not hold for HEAD."""
+    commit = record.get("commit") or ""
+    found = []
+    if record.get("uncommitted_changes"):
+        found.append(f"written with uncommitted changes at {commit[:10]}")
+    paths = list(record.get("modules") or [])
+    script = producing_script(relative, record.get("command"))
+    if script:
+        paths.append(script)
+    if commit:
+        for path in changed_since(commit, paths):
+            found.append(f"{path} changed after {commit[:10]}")
+    return found
+
+
 def reasons(relative, payload=None):
     """Why `relative`'s figures may not hold for HEAD: a list of str,
     empty when the file is clean and fresh."""
@@ -94,16 +110,19 @@ def reasons(relative, payload=None):
             payload = json.load(f)
     found = []
     for record in records(payload):
-        commit = record.get("commit") or ""
-        if record.get("uncommitted_changes"):
-            found.append(f"written with uncommitted changes at {commit[:10]}")
-        paths = list(record.get("modules") or [])
-        script = producing_script(relative, record.get("command"))
-        if script:
-            paths.append(script)
-        if commit:
-            for path in changed_since(commit, paths):
-                found.append(f"{path} changed after {commit[:10]}")
+        found.extend(record_reasons(relative, record))
+    return found
+
+
+def stale_commits(relative, payload):
+    """`{commit: [reason, ...]}` of the records that may not hold (a file
+    of several runs, one provenance each, can hold fresh and stale ones:
+    only the stale ones need a measured-at marker)."""
+    found = {}
+    for record in records(payload):
+        why = record_reasons(relative, record)
+        if why:
+            found.setdefault(record.get("commit") or "", []).extend(why)
     return found
 
 
@@ -124,20 +143,18 @@ def document_problems(text, load):
     """Problems of one document's quoted figures, as str (none: empty).
 
     `text` is the document; `load(relative)` returns a results file's
-    payload. Each quoted file with `reasons` needs a measured-at marker
-    for each of its commits; each marker must name a quoted file and
-    one of its commits (a rerun turns an old marker into a problem).
+    payload. Each quoted file needs a measured-at marker for the commit
+    of each of its stale records (`stale_commits`); each marker must name
+    a quoted file and one of its commits (a rerun turns an old marker
+    into a problem).
     """
     from_figures = re.compile(r"<!-- fig (\S+) ")
     quoted = sorted(set(from_figures.findall(text)))
     marked = markers(text)
     problems = []
     for relative in quoted:
-        payload = load(relative)
-        found = reasons(relative, payload)
-        if not found:
-            continue
-        for commit in set(commits(payload)):
+        stale = stale_commits(relative, load(relative))
+        for commit, found in sorted(stale.items()):
             if not any(commit.startswith(m) for m in marked.get(relative, [])):
                 problems.append(
                     f"{relative}: {'; '.join(found)}; rerun it, or mark the "
