@@ -10,9 +10,10 @@
 `full_size_reference.py` (side venv, torch) writes, for both of the
 package's architecture configs (4096 cells, 512 projections) and seeds
 1234 and 99, a published-layout folder of random weights and the
-package's own `sents2elmo` outputs on 11 sentences (the fixtures' 9:
+package's own `sents2elmo` outputs on 13 sentences (the fixtures' 9:
 specials, over-long tokens, emoji, out-of-lexicon characters; a 30-token
-and a 150-token line of real text). This script (main venv, no torch)
+and a 150-token line of real English, a Tang poem in Chinese and a German
+proverb, from `fetch_debian_text.sh`). This script (main venv, no torch)
 loads each folder and measures, per sentence, the relative gap
 `max |ours - theirs| / max |theirs|` over the sentence's whole array:
 
@@ -20,7 +21,7 @@ loads each folder and measures, per sentence, the relative gap
   layers="all")` against `sents2elmo(..., output_layer=-2)`;
 - `average_vs_minus_1`: `layers="average"` against `output_layer=-1`;
 - `bilm_all_vs_minus_2`: `keras_elmo.BiLM.from_elmoformanylangs(folder)`
-  on the padded batch of all 11 sentences, against `-2`;
+  on the padded batch of all 13 sentences, against `-2`;
 - float64, against the package's `-2` run in float64 (`model.double()`):
   `package_float32_vs_float64` (its own float32 output),
   `ours_float32_vs_float64` (the Embedder's `"all"`) and
@@ -30,19 +31,19 @@ loads each folder and measures, per sentence, the relative gap
   biases re-assigned from float64 arithmetic (the loader stores `b - 1`,
   the forget bias taken out, rounded to float32, and adds 1.0 at run
   time; `exact_float64_biases`); `ours_float64_vs_float64_layer_0`: the
-  float64 BiLM's layer 0 alone (char CNN, highways, projection; the LSTM
-  computes its gates and cells in float32 under any dtype policy,
-  `keras_elmo/ops/lstm_cell.py`).
+  float64 BiLM's layer 0 alone (char CNN, highways, projection). A
+  float64 BiLM is float64 throughout, its LSTM gates and cell states
+  included (`keras_elmo.ops.lstm_cell.state_dtype`).
 
 Under `models/NAME`: the 150-token sentence's figures (`long_sentence`),
-the worst over the 10 others (`other_sentences_worst`), and one list of
-11 per figure (`per_sentence`, input order). `worst` and
-`other_sentences_worst` at the top are over all four models. TensorFlow
+the worst over the 12 others (`other_sentences_worst`), the real-text
+lines' figures by language (`real_text`: `en_test_line_4`,
+`en_test_150_tokens`, `zh_tang300_poem_1`, `de_sprichworte`), and one
+list of 13 per figure (`per_sentence`, input order). `worst`,
+`other_sentences_worst` and `real_text_worst` at the top are over all
+four models. TensorFlow
 runs with its default kernels (oneDNN on x86 unless
 `TF_ENABLE_ONEDNN_OPTS=0`; recorded as `tf_enable_onednn_opts`).
-`scaled/1e-6` (and `scaled/1e-15` for `FLOAT64_FIGURES`) repeats
-`worst`, `other_sentences_worst` and each model's `long_sentence` in
-those units, for the docs' quotes (`{:.1f}` reads 1.1 for 1.1e-6).
 """
 
 import argparse
@@ -68,8 +69,6 @@ FIGURES = (
     "ours_float64_exact_bias_vs_float64",
     "ours_float64_vs_float64_layer_0",
 )
-# Figures at the float64 level, also printed in units of 1e-15.
-FLOAT64_FIGURES = FIGURES[-2:]
 LONG_TOKENS = 150
 
 
@@ -169,27 +168,15 @@ def compare(folder, reference_path):
         "package_clipped_share": record["clipped_share"],
         "tokens": lengths,
         "long_sentence": {k: v[long] for k, v in per_sentence.items()},
+        "real_text": {
+            label: {k: v[int(i)] for k, v in per_sentence.items()}
+            for i, label in record["real_text_labels"].items()
+        },
         "other_sentences_worst": {
             k: max(v[i] for i in others) for k, v in per_sentence.items()
         },
         "per_sentence": per_sentence,
         "reference_versions": record,
-    }
-
-
-def scaled(payload, unit, figures=FIGURES):
-    """The summary figures of `payload` divided by `unit`."""
-
-    def block(values):
-        return {k: values[k] / unit for k in figures}
-
-    return {
-        "worst": block(payload["worst"]),
-        "other_sentences_worst": block(payload["other_sentences_worst"]),
-        "long_sentence": {
-            name: block(m["long_sentence"])
-            for name, m in payload["models"].items()
-        },
     }
 
 
@@ -246,11 +233,14 @@ def main(argv=None):
             k: max(m["other_sentences_worst"][k] for m in models.values())
             for k in FIGURES
         },
+        "real_text_worst": {
+            label: {
+                k: max(m["real_text"][label][k] for m in models.values())
+                for k in FIGURES
+            }
+            for label in next(iter(models.values()))["real_text"]
+        },
         "models": models,
-    }
-    payload["scaled"] = {
-        "1e-6": scaled(payload, 1e-6),
-        "1e-15": scaled(payload, 1e-15, FLOAT64_FIGURES),
     }
     write_json(args.out, payload)
     print(json.dumps(payload["worst"], indent=1))

@@ -4,7 +4,8 @@
     ~/.cache/keras_elmo_side/efml/bin/python \\
         tools/elmoformanylangs_ref/full_size_reference.py \\
         [--out ~/.cache/keras_elmo_side/efml_full] \\
-        [--data /work/shared/data/en_pd_lm]
+        [--data /work/shared/data/en_pd_lm] \\
+        [--debian-text ~/.cache/keras_elmo_side/debian_text]
 
 Runs in the side venv of `setup_efml.sh` (torch 2.13.0+cpu,
 elmoformanylangs 0.0.4.post2), with `make_fixtures.py`'s functions. For
@@ -16,13 +17,15 @@ seed in `SEEDS`, it:
 
 1. builds the model with the package's classes (`make_fixtures.
    build_model`) and lexicons drawn from real text: `char.dic` holds the
-   fixtures' characters (CJK, U+3000, é, an emoji), then every other
-   non-space character of the first `LEXICON_LINES` lines of
-   `train.txt.gz`, in first-seen order, then the specials; `word.dic` the
-   specials, the fixtures' words, then those lines' `MAX_WORDS` most
-   frequent words. Every parameter is drawn from a seeded generator:
-   N(0, 1) embeddings, N(0, (gain / sqrt(fan_in))^2) kernels (`full_scale`:
-   gain 1, LSTM state projections 2), N(0, 0.1^2) biases;
+   fixtures' characters (CJK, U+3000, é, an emoji), then those of the
+   Chinese and German lines below, then every other non-space character
+   of the first `LEXICON_LINES` lines of `train.txt.gz`, in first-seen
+   order, then the specials; `word.dic` the specials, the fixtures'
+   words, the Chinese and German lines' words, then those lines'
+   `MAX_WORDS` most frequent words. Every parameter is drawn from a
+   seeded generator: N(0, 1) embeddings, N(0, (gain / sqrt(fan_in))^2)
+   kernels (`full_scale`: gain 1, LSTM state projections 2), N(0, 0.1^2)
+   biases;
 2. writes the published layout (`make_fixtures.write_folder`, the legacy
    pickle stream of the 2018 files) into `OUT/NAME_seedSEED/`, whose
    `config.json` names the architecture JSON by an absolute path on "the
@@ -40,23 +43,31 @@ seed in `SEEDS`, it:
    `layers_{i}` float32 [3, n_i, 1024], `average_{i}` float32 [n_i,
    1024], `layers64_{i}` float64 [3, n_i, 1024].
 
-`SENTENCES`: the fixtures' 9 (Chinese, English, out-of-lexicon
+The 13 sentences: the fixtures' 9 (Chinese, English, out-of-lexicon
 characters, unknown words, over-long tokens of 48 to 70 code points,
 U+3000 / U+00A0 inside tokens, emoji, composed and decomposed `café`,
-literal specials, one token) plus two lines of `test.txt.gz`: line 4 (30
+literal specials, one token), two lines of `test.txt.gz`: line 4 (30
 tokens) and the first 150 tokens of the first line with at least 150
-(line 77, 169 tokens). benchmarks/elmoformanylangs_full_size.py compares
-keras_elmo against these files. About 2 minutes a model on one core.
+(line 77, 169 tokens), and two lines of real text in other languages
+(`fetch_debian_text.sh` puts them in `--debian-text`): the body of the
+first of the Three Hundred Tang Poems (Zhang Jiuling, "感遇 其一"), one
+token a character, punctuation included (48 tokens), and the first German
+proverb of `sprichworte` with at least 12 words. The record's
+`real_text_labels` names the real lines for the comparison.
+benchmarks/elmoformanylangs_full_size.py compares keras_elmo against
+these files. About 2 minutes a model on one core.
 """
 
 import argparse
 import collections
 import copy
 import gzip
+import hashlib
 import json
 import logging
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,6 +87,8 @@ LEXICON_LINES = 50000
 MAX_WORDS = 20000
 MEDIUM_LINE = 3  # 0-based line of test.txt.gz
 LONG_TOKENS = 150
+GERMAN_MIN_TOKENS = 12
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def package_config(name):
@@ -106,10 +119,51 @@ def real_sentences(data):
     raise ValueError(f"{data}: no line of {LONG_TOKENS} tokens")
 
 
-def lexicons(data):
-    """`(chars, words)` without the specials (see the module docstring)."""
+def fortune_entries(path):
+    """A fortune file's entries (split at `%` lines), each a list of its
+    non-empty lines, stripped, ANSI colour codes removed."""
+    with open(path, encoding="utf-8") as f:
+        text = ANSI_COLOUR.sub("", f.read())
+    return [
+        [line.strip() for line in entry.splitlines() if line.strip()]
+        for entry in re.split(r"(?m)^%$", text)
+    ]
+
+
+def chinese_poem(debian_text):
+    """The first Tang poem's body (its title line `《...》` and author
+    line `作者：...` dropped), one token a character."""
+    entry = fortune_entries(os.path.join(debian_text, "tang300.u8"))[0]
+    body = [line for line in entry if not line.startswith(("《", "作者"))]
+    return [c for c in "".join(body) if c.strip()]
+
+
+def german_proverb(debian_text):
+    """The first proverb of `sprichworte` with GERMAN_MIN_TOKENS or more
+    whitespace tokens (its `-- Sprichwort` attribution dropped)."""
+    path = os.path.join(debian_text, "sprichworte")
+    for entry in fortune_entries(path):
+        text = " ".join(line for line in entry if not line.startswith("--"))
+        if len(text.split()) >= GERMAN_MIN_TOKENS:
+            return text.split()
+    raise ValueError(f"{path}: no proverb of {GERMAN_MIN_TOKENS} tokens")
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def lexicons(data, other_languages=()):
+    """`(chars, words)` without the specials (see the module docstring);
+    `other_languages`: token lists whose characters and words come right
+    after the fixtures'."""
     chars = list(make_fixtures.CHARS)
     seen = set(chars)
+    for c in "".join(t for tokens in other_languages for t in tokens):
+        if c not in seen:
+            seen.add(c)
+            chars.append(c)
     counts = collections.Counter()
     with open_text(data, "train.txt.gz") as f:
         for _, line in zip(range(LEXICON_LINES), f):
@@ -123,9 +177,14 @@ def lexicons(data):
                     chars.append(c)
     specials = set(make_fixtures.CHAR_SPECIALS + make_fixtures.WORD_SPECIALS)
     words = list(make_fixtures.WORDS)
+    for word in (t for tokens in other_languages for t in tokens):
+        if word not in words and word not in specials:
+            words.append(word)
     taken = set(words) | specials
     for word, _ in counts.most_common():
         if len(words) >= len(make_fixtures.WORDS) + MAX_WORDS:
+            # MAX_WORDS beyond the fixtures' words (the other languages'
+            # words count against it).
             break
         if word not in taken:
             taken.add(word)
@@ -186,6 +245,11 @@ def main(argv=None):
         default=os.path.expanduser("~/.cache/keras_elmo_side/efml_full"),
     )
     parser.add_argument("--data", default="/work/shared/data/en_pd_lm")
+    parser.add_argument(
+        "--debian-text",
+        default=os.path.expanduser("~/.cache/keras_elmo_side/debian_text"),
+        help="fetch_debian_text.sh's output folder.",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     logging.getLogger("elmoformanylangs").setLevel(logging.ERROR)
@@ -193,8 +257,14 @@ def main(argv=None):
     (medium_line, medium), (long_line, long_length, long) = real_sentences(
         args.data
     )
-    sentences = make_fixtures.SENTENCES + [medium, long]
-    chars, words = lexicons(args.data)
+    chinese, german = (
+        chinese_poem(args.debian_text),
+        german_proverb(args.debian_text),
+    )
+    sentences = make_fixtures.SENTENCES + [medium, long, chinese, german]
+    chars, words = lexicons(args.data, (chinese, german))
+    tang = os.path.join(args.debian_text, "tang300.u8")
+    proverbs = os.path.join(args.debian_text, "sprichworte")
     commit, dirty = git_state()
     for config in CONFIGS:
         arch = package_config(config)
@@ -231,6 +301,16 @@ def main(argv=None):
                     "9": f"{args.data}/test.txt.gz line {medium_line}",
                     "10": f"{args.data}/test.txt.gz line {long_line} "
                     f"({long_length} tokens), first {LONG_TOKENS}",
+                    "11": f"{tang} (sha256 {sha256(tang)}): poem 1's body, "
+                    "one token a character",
+                    "12": f"{proverbs} (sha256 {sha256(proverbs)}): the "
+                    f"first proverb of >= {GERMAN_MIN_TOKENS} tokens",
+                },
+                "real_text_labels": {
+                    "9": "en_test_line_4",
+                    "10": f"en_test_{LONG_TOKENS}_tokens",
+                    "11": "zh_tang300_poem_1",
+                    "12": "de_sprichworte",
                 },
                 "clipped_share": clipped_share(layers),
             }
