@@ -1,6 +1,7 @@
 """keras_elmo against ELMoForManyLangs on full-size random-weight models.
 
     bash tools/elmoformanylangs_ref/setup_efml.sh        # the side venv
+    bash tools/elmoformanylangs_ref/fetch_debian_text.sh # zh, de text
     ~/.cache/keras_elmo_side/efml/bin/python \\
         tools/elmoformanylangs_ref/full_size_reference.py
     python benchmarks/elmoformanylangs_full_size.py \\
