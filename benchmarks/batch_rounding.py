@@ -11,7 +11,8 @@ the shape, so on some CPUs (e.g. AVX2-only ones) a row's last bits depend
 on how many rows share the call. This script measures both:
 
 - `sentences`: the shipped model (`elmo_small_en`) embeds `--lines` real
-  lines of en_pd_lm test text once in `Embedder.embed`'s length-sorted
+  lines of en_pd_lm test text (`real_text.read_sentences`: >= 3 tokens,
+  cut at 64) once in `Embedder.embed`'s length-sorted
   batches of `--batch-size` and once one sentence per call; per layer,
   the largest `max |batch - alone| / max |alone|` over the sentences and
   the share of sentences equal bit for bit.
@@ -25,7 +26,6 @@ Written to `--results` with provenance.
 """
 
 import argparse
-import gzip
 import os
 import sys
 
@@ -34,24 +34,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from provenance import provenance  # noqa: E402
 from provenance import write_json  # noqa: E402
+from real_text import read_sentences  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEXT = os.path.join(HERE, "..", "..", "shared", "data", "en_pd_lm")
 FULL = 600
 ROWS = list(range(1, 100, 3)) + list(range(100, FULL, 37))
 LAYERS = ("word_emb", "lstm_outputs1", "lstm_outputs2")
-
-
-def read_lines(count):
-    path = os.path.join(TEXT, "test.txt.gz")
-    lines = []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                lines.append(line.split())
-            if len(lines) == count:
-                break
-    return lines
 
 
 def sentence_rounding(embedder, token_lists, batch_size):
@@ -133,7 +122,9 @@ def main(argv=None):
         "lines": args.lines,
         "batch_size": args.batch_size,
         "sentences": sentence_rounding(
-            embedder, read_lines(args.lines), args.batch_size
+            embedder,
+            read_sentences(os.path.join(TEXT, "test.txt.gz"), args.lines),
+            args.batch_size,
         ),
         "matmul_rows": {
             name: {"k": k, "n": n, **row_count_dependence(k, n)}

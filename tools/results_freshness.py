@@ -1,6 +1,7 @@
 """Is a results file still what its code would print today?
 
-A figure is true of the code that measured it. `reasons(relative)` lists
+A figure is true of the code that measured it. `stale_commits(relative,
+payload)` lists, per provenance record (one per file, or one per run),
 why a results file may no longer be:
 
 - its provenance says `uncommitted_changes: true`: the tree that printed
@@ -20,7 +21,6 @@ must be the file's own, so a rerun (new commit) makes the marker stale
 too. `tests/results_files_test.py` enforces it.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -99,18 +99,6 @@ def record_reasons(relative, record):
     if commit:
         for path in changed_since(commit, paths):
             found.append(f"{path} changed after {commit[:10]}")
-    return found
-
-
-def reasons(relative, payload=None):
-    """Why `relative`'s figures may not hold for HEAD: a list of str,
-    empty when the file is clean and fresh."""
-    if payload is None:
-        with open(os.path.join(REPO, relative), encoding="utf-8") as f:
-            payload = json.load(f)
-    found = []
-    for record in records(payload):
-        found.extend(record_reasons(relative, record))
     return found
 
 

@@ -7,7 +7,9 @@ keep their input order), cut into consecutive batches of `batch_size`,
 and each batch padded only to its own longest list. For `N` lists of
 lengths `n_i` the model sees `sum_b |b| * max_{i in b} n_i` token slots
 instead of `N * max_i n_i`. The biLM is stateless, so a list's vectors do
-not depend on its batch: the order changes the speed, not the numbers.
+not depend on its batch up to float32 rounding (the matmul kernels round
+a row by the call's row count: docs/EXACTNESS.md): the order changes the
+speed, not the numbers beyond that.
 
 `length_order_batches` is the one cutter: Beam's model handler uses it
 with a padded-position budget as well (`batch_tokens`: a batch `b` stops
