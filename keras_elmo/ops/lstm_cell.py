@@ -35,7 +35,8 @@ the forward step up to rounding.
 
 Dtypes: the matmuls run in the dtype of `z_in` (e.g. `bfloat16` under a
 mixed-precision policy); gates, cell states and the gradients carried
-between steps are float32.
+between steps are in `state_dtype` of it: float32, or float64 when the
+matmuls are float64 (a float64 model is float64 throughout).
 """
 
 import collections
@@ -43,6 +44,15 @@ import collections
 import keras
 import tensorflow as tf
 from keras import ops
+
+
+def state_dtype(matmul_dtype):
+    """The dtype of the gates, cell states and carried gradients for
+    matmuls in `matmul_dtype`: "float64" for float64, else "float32"
+    (float16 and bfloat16 accumulate their state in float32)."""
+    if keras.backend.standardize_dtype(matmul_dtype) == "float64":
+        return "float64"
+    return "float32"
 
 
 def clip(x, limit):
@@ -84,22 +94,22 @@ def step(z_in, h_prev, c_prev, kernels, clips, axis=0):
         z_in: `[2, n, 4H]` or `[n, 2, 4H]` (see `axis`): the input
             products `x W_in + b` of this step.
         h_prev: `[.., P]` in the dtype of `z_in`; `c_prev` `[.., H]`
-            float32: the state before the step.
+            in `state_dtype(z_in.dtype)`: the state before the step.
         kernels: `(U [2, P, 4H], W_proj [2, H, P])`.
         clips: `(cell_clip, projection_clip)`, floats or None.
         axis: the direction axis of `z_in` and the states.
 
     Returns:
-        `h` (clipped, dtype of `z_in`) and `c` (clipped, float32), the
-        activated `gates` `(i, j, f, o)` (float32) and the values before
-        the clips, `c_raw` (float32) and `h_raw`: what `backward_factors`
-        needs.
+        `h` (clipped, dtype of `z_in`) and `c` (clipped), the activated
+        `gates` `(i, j, f, o)` and `c_raw` (the cell before its clip), all
+        three in the state dtype, and `h_raw` (before the projection
+        clip, dtype of `z_in`): what `backward_factors` needs.
     """
     recurrent_kernel, projection_kernel = kernels
     cell_clip, projection_clip = clips
     dtype = keras.backend.standardize_dtype(z_in.dtype)
     z = z_in + per_direction_matmul(h_prev, recurrent_kernel, axis)
-    i, j, f, o = ops.split(ops.cast(z, "float32"), 4, axis=-1)
+    i, j, f, o = ops.split(ops.cast(z, state_dtype(dtype)), 4, axis=-1)
     gates = (ops.sigmoid(i), ops.tanh(j), ops.sigmoid(f), ops.sigmoid(o))
     c_raw = gates[0] * gates[1] + gates[2] * c_prev
     c = clip(c_raw, cell_clip)
@@ -132,11 +142,11 @@ def backward_factors(gates, c_prev, c_raw, h_raw, clips, real=None):
 
     Args:
         gates: `(i, j, f, o)` after their activations, stacked over steps
-            (any leading shape, `[.., H]`), float32.
+            (any leading shape, `[.., H]`), in the state dtype.
         c_prev: the cell state before each step, like the gates.
         c_raw, h_raw: the values before the clips, from `step`.
         clips: `(cell_clip, projection_clip)`.
-        real: None, or a float32 0/1 multiplier broadcasting to the
+        real: None, or a 0/1 multiplier (state dtype) broadcasting to the
             states: 0 where a step holds its state (the padded loop),
             so that it passes no gradient into its gates.
 
@@ -148,7 +158,7 @@ def backward_factors(gates, c_prev, c_raw, h_raw, clips, real=None):
     cell_clip, projection_clip = clips
     tanh_c = ops.tanh(clip(c_raw, cell_clip))
     cell_passes = clip_passes(c_raw, cell_clip)
-    to_h_raw = clip_passes(ops.cast(h_raw, "float32"), projection_clip)
+    to_h_raw = clip_passes(ops.cast(h_raw, c_raw.dtype), projection_clip)
     to_c_raw = cell_passes
     if real is not None:
         to_h_raw, to_c_raw = to_h_raw * real, cell_passes * real
@@ -176,27 +186,28 @@ def step_backward(dh, dc, factors, kernels_t, axis=0):
     """One backward step: `(dz, dh_raw, dh_prev, dc_prev)`.
 
     Args:
-        dh: float32 `[.., P]`, the gradient of the step's `h` (the
-            output's and the next step's); `dc` float32 `[.., H]`, of its
-            `c`.
+        dh: `[.., P]`, the gradient of the step's `h` (the output's and
+            the next step's); `dc` `[.., H]`, of its `c`; both in the
+            state dtype.
         factors: this step's `StepFactors` (`factors.at(t)`).
         kernels_t: `transposed_kernels(kernels)`, in the matmul dtype.
         axis: the direction axis, as in `step`.
 
     Returns:
         `dz` (the gradient of the step's `z_in`) and `dh_raw` in the
-        kernels' dtype; `dh_prev`, `dc_prev` float32, the gradients the
+        kernels' dtype; `dh_prev`, `dc_prev` (state dtype), the gradients the
         state before the step receives through this cell (a loop that
         holds states adds its own path).
     """
     recurrent_t, projection_t = kernels_t
     dtype = keras.backend.standardize_dtype(recurrent_t.dtype)
     dh_raw = ops.cast(dh * factors.to_h_raw, dtype)
-    dm = ops.cast(per_direction_matmul(dh_raw, projection_t, axis), "float32")
+    state = state_dtype(dtype)
+    dm = ops.cast(per_direction_matmul(dh_raw, projection_t, axis), state)
     dc_raw = dc * factors.to_c_raw + dm * factors.m_to_c_raw
     dz = ops.concatenate([dc_raw, dc_raw, dc_raw, dm], axis=-1) * factors.to_z
     dz = ops.cast(dz, dtype)
-    dh_prev = ops.cast(per_direction_matmul(dz, recurrent_t, axis), "float32")
+    dh_prev = ops.cast(per_direction_matmul(dz, recurrent_t, axis), state)
     return dz, dh_raw, dh_prev, dc_raw * factors.forget
 
 
@@ -224,11 +235,11 @@ def _contract(a, b):
     )
 
 
-def _or_zeros(upstream, like):
-    """An output's incoming gradient in float32; zeros if it has none."""
+def _or_zeros(upstream, like, dtype):
+    """An output's incoming gradient in `dtype`; zeros if it has none."""
     if upstream is None:
-        return ops.zeros(ops.shape(like), "float32")
-    return ops.cast(upstream, "float32")
+        return ops.zeros(ops.shape(like), dtype)
+    return ops.cast(upstream, dtype)
 
 
 class CompiledLoops:
@@ -241,7 +252,8 @@ class CompiledLoops:
     recurrent_kernel, projection_kernel)`; `steps` is the loop's own
     schedule (the padded loop's `real` mask, the packed one's batch
     sizes). A call casts (matmuls in the dtype of `gates_in`, the cell
-    state in float32, the final `c` back in the dtype of `c0`) and runs
+    state in `state_dtype` of it, the final `c` back in the dtype of
+    `c0`) and runs
     `forward` under the hand-written gradient, or alone when
     `save_for_backward` is False (inference: nothing saved; TensorFlow's
     own gradient, if one is asked for anyway, is correct but slower).
@@ -263,16 +275,16 @@ class CompiledLoops:
         gates_in = ops.convert_to_tensor(gates_in)
         dtype = keras.backend.standardize_dtype(gates_in.dtype)
         c0 = ops.convert_to_tensor(c0)
-        state_dtype = keras.backend.standardize_dtype(c0.dtype)
+        c0_dtype = keras.backend.standardize_dtype(c0.dtype)
         outputs, h, c = self.loop(tuple(clips), bool(save))(
             gates_in,
             steps,
             ops.cast(h0, dtype),
-            ops.cast(c0, "float32"),
+            ops.cast(c0, state_dtype(dtype)),
             ops.cast(kernels[0], dtype),
             ops.cast(kernels[1], dtype),
         )
-        return outputs, h, ops.cast(c, state_dtype)
+        return outputs, h, ops.cast(c, c0_dtype)
 
     def loop(self, clips, save):
         run = (self.with_gradient if save else self.forward_only)(clips)
@@ -303,7 +315,7 @@ class CompiledLoops:
 
             def grad(*upstream):
                 upstream = tuple(
-                    _or_zeros(g, like)
+                    _or_zeros(g, like, c0.dtype)
                     for g, like in zip(upstream, (outputs, h0, c0))
                 )
                 return self.backward(

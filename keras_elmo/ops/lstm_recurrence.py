@@ -56,8 +56,9 @@ def lstm_recurrence(
     clip gradients pass where `-clip <= x <= clip`, as `ops.clip`'s do.
 
     Under a mixed-precision compute dtype (e.g. `bfloat16`) the gates and
-    the cell state are computed in float32; the matmuls run in the dtype
-    of `gates_in`.
+    the cell state are computed in float32 (in float64 for float64
+    inputs: `lstm_cell.state_dtype`); the matmuls run in the dtype of
+    `gates_in`.
 
     Args:
         gates_in: float `[T, 2, B, 4H]`: `x_t W + b` (including the forget
@@ -105,7 +106,8 @@ def neutral_lstm_recurrence(
     """`lstm_recurrence` in `keras.ops` only, for backends other than
     TensorFlow: the same scan of `lstm_cell.step` over every step and
     the same dtypes (matmuls in the dtype of `gates_in`, the cell state
-    in float32, the final `c` in the dtype of `c0`), differentiated by
+    in `lstm_cell.state_dtype` of it, the final `c` in the dtype of
+    `c0`), differentiated by
     the backend's own autodiff, so `save_for_backward` is accepted and
     ignored. Arguments and returns as `lstm_recurrence`.
     """
@@ -113,7 +115,7 @@ def neutral_lstm_recurrence(
     gates_in = ops.convert_to_tensor(gates_in)
     dtype = keras.backend.standardize_dtype(gates_in.dtype)
     c0 = ops.convert_to_tensor(c0)
-    state_dtype = keras.backend.standardize_dtype(c0.dtype)
+    c0_dtype = keras.backend.standardize_dtype(c0.dtype)
     kernels = (
         ops.cast(recurrent_kernel, dtype),
         ops.cast(projection_kernel, dtype),
@@ -122,12 +124,12 @@ def neutral_lstm_recurrence(
         gates_in,
         ops.cast(real, "bool"),
         ops.cast(h0, dtype),
-        ops.cast(c0, "float32"),
+        ops.cast(c0, lstm_cell.state_dtype(dtype)),
         kernels,
         (cell_clip, projection_clip),
         saving=False,
     )
-    return outputs, h, ops.cast(c, state_dtype)
+    return outputs, h, ops.cast(c, c0_dtype)
 
 
 def _step_indices(steps):
@@ -184,7 +186,7 @@ def _backward(real, initial, kernels, clips, saved, upstream):
     hs, cs, *gates, c_raw, h_raw = saved
     steps = ops.shape(hs)[0]
     c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)
-    r = ops.cast(real, "float32")[:, None, :, None]  # [T, 1, B, 1]
+    r = ops.cast(real, c0.dtype)[:, None, :, None]  # [T, 1, B, 1]
     factors, m = lstm_cell.backward_factors(
         gates, c_prev, c_raw, h_raw, clips, real=r
     )

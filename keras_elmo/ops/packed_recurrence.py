@@ -178,7 +178,7 @@ def _forward(gates_in, batch_sizes, h0, c0, kernels, clips, saving):
     offsets = _offsets(batch_sizes)
     steps = tf.size(batch_sizes)
     likes = (h0,) + (c0,) * 5 + (h0,)
-    dtypes = (dtype,) + (tf.float32,) * 5 + (dtype,)
+    dtypes = (dtype,) + (c0.dtype,) * 5 + (dtype,)
     count = len(likes) if saving else 1
     arrays = [_array(dtypes[i], likes[i]) for i in range(count)]
 

@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from keras import ops
 
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.testing.test_case import TestCase
@@ -115,6 +116,26 @@ class ResidualBiLSTMTest(TestCase):
         fn = tf.function(lambda x, m: layer(x, mask=m), jit_compile=False)
         expected, _ = numpy_bilstm(x, LENGTHS, weights)
         self.assertAllClose(fn(x, mask), expected, atol=1e-5, rtol=1e-5)
+
+    def test_float64_layer_equals_numpy_float64(self):
+        """`dtype="float64"` is float64 inside the recurrence too, packed
+        and padded: the NumPy float64 re-derivation to 1e-12 (a float32
+        cell state, as before, was ~1e-7 off)."""
+        x, mask = random_inputs(seed=28), length_mask()
+        weights = seeded_weights(seed=29, scale=2.0)
+        expected, _ = numpy_bilstm(x, LENGTHS, weights)
+        for packed in (True, False):
+            with self.subTest(packed=packed):
+                layer = make_layer(weights, dtype="float64")
+                layer.packed = packed
+                out = layer(ops.cast(x, "float64"), mask=mask)
+                for a, b in zip(out, expected):
+                    self.assertEqual(a.dtype, "float64")
+                    scale = np.abs(b).max()
+                    self.assertGreater(scale, 0.5)
+                    self.assertLess(
+                        np.abs(np.asarray(a) - b).max(), 1e-12 * scale
+                    )
 
     def test_compute_output_shape(self):
         layer = ResidualBiLSTM(H, P, num_layers=3)
