@@ -40,7 +40,8 @@ class ResidualBiLSTM(keras.layers.Layer):
     is one batched matmul for the gates plus one for the projection. The
     loop (`keras_elmo.ops.lstm_recurrence`) has a hand-written gradient
     that costs about twice the forward pass, as the FLOPs do. Under a
-    mixed-precision policy the gates and cells are computed in float32.
+    mixed-precision policy the gates and cells are computed in float32
+    (under a float64 one in float64: `lstm_cell.state_dtype`).
     Only real tokens are computed (`keras_elmo.ops.packed_recurrence`):
     the rows are sorted by length and packed time-major, so each step
     multiplies only the rows still running, and the input products skip
