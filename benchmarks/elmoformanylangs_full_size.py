@@ -28,13 +28,11 @@ loads each folder and measures, per sentence, the relative gap
   `ours_float32_vs_float64` (the Embedder's `"all"`) and
   `ours_float64_vs_float64` (`BiLM.from_elmoformanylangs(folder,
   dtype="float64")`): what float32 rounding alone accounts for;
-  `ours_float64_exact_bias_vs_float64`: that float64 BiLM with its LSTM
-  biases re-assigned from float64 arithmetic (the loader stores `b - 1`,
-  the forget bias taken out, rounded to float32, and adds 1.0 at run
-  time; `exact_float64_biases`); `ours_float64_vs_float64_layer_0`: the
-  float64 BiLM's layer 0 alone (char CNN, highways, projection). A
-  float64 BiLM is float64 throughout, its LSTM gates and cell states
-  included (`keras_elmo.ops.lstm_cell.state_dtype`).
+  `ours_float64_vs_float64_layer_0`: the float64 BiLM's layer 0 alone
+  (char CNN, highways, projection). A float64 BiLM is float64 throughout:
+  its LSTM gates and cell states (`keras_elmo.ops.lstm_cell.state_dtype`)
+  and its weights, the LSTM biases' `b - 1` (the forget bias taken out)
+  computed in float64 by the loader.
 
 Under `models/NAME`: the 150-token sentence's figures (`long_sentence`),
 the worst over the 12 others (`other_sentences_worst`), the real-text
@@ -67,7 +65,6 @@ FIGURES = (
     "package_float32_vs_float64",
     "ours_float32_vs_float64",
     "ours_float64_vs_float64",
-    "ours_float64_exact_bias_vs_float64",
     "ours_float64_vs_float64_layer_0",
 )
 LONG_TOKENS = 150
@@ -107,24 +104,6 @@ def bilm_layers(bilm, sentences):
     return [stacked[i, :, : len(s)] for i, s in enumerate(sentences)]
 
 
-def exact_float64_biases(bilm, folder):
-    """Re-assigns `bilm`'s LSTM biases as `_lstm_bias` computes them, but
-    from the float64 values of the (float32) stored tensors, so that
-    `b - 1.0` is exact."""
-    from keras_elmo.weights import elmoformanylangs as efml
-    from keras_elmo.weights import elmoformanylangs_weights as table
-
-    model = efml.read_folder(folder)
-    for port in table.weight_table(bilm):
-        if port.hook is not table._lstm_bias:
-            continue
-        array = port.hook(np.asarray(model.encoder[port.key], np.float64))
-        value = np.array(port.keras_variable.numpy())
-        value[port.direction] = array
-        port.keras_variable.assign(value)
-    return bilm
-
-
 def compare(folder, reference_path):
     """The per-sentence figures (`FIGURES`) of one model folder."""
     import keras_elmo
@@ -139,7 +118,6 @@ def compare(folder, reference_path):
     )
     bilm = keras_elmo.BiLM.from_elmoformanylangs(folder, dtype="float64")
     bilm64 = bilm_layers(bilm, sentences)
-    exact64 = bilm_layers(exact_float64_biases(bilm, folder), sentences)
     del bilm
     pairs = {
         "all_vs_minus_2": (all_layers, theirs["layers"]),
@@ -148,7 +126,6 @@ def compare(folder, reference_path):
         "package_float32_vs_float64": (theirs["layers"], theirs["layers64"]),
         "ours_float32_vs_float64": (all_layers, theirs["layers64"]),
         "ours_float64_vs_float64": (bilm64, theirs["layers64"]),
-        "ours_float64_exact_bias_vs_float64": (exact64, theirs["layers64"]),
         "ours_float64_vs_float64_layer_0": (
             [a[0] for a in bilm64],
             [a[0] for a in theirs["layers64"]],

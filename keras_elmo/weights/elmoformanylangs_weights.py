@@ -143,7 +143,12 @@ def load_weights(bilm, model):
         if port.key not in files[port.file]:
             raise ValueError(f"ELMoForManyLangs tensor {label} is missing.")
         used[port.file].add(port.key)
-        array = np.asarray(files[port.file][port.key], np.float32)
+        # In the variable's precision: a float64 model's `b - 1` (the LSTM
+        # bias hook) is then exact, not rounded to float32 first.
+        precision = np.dtype(port.keras_variable.dtype)
+        if precision not in (np.float32, np.float64):
+            precision = np.float32
+        array = np.asarray(files[port.file][port.key], precision)
         if port.hook is not None:
             array = port.hook(array)
         expected = tuple(port.keras_variable.shape)

@@ -129,3 +129,35 @@ def test_keras_file_round_trip_keeps_the_lexicons(bilms, tmp_path):
 def test_token_cache_is_refused_for_a_lexicon_model(bilms):
     with pytest.raises(ValueError, match="UTF-8 byte characters"):
         keras_elmo.ElmoLayer(bilms[("char", "zip")], vocabulary=["中国"])
+
+
+def test_float64_model_keeps_the_stored_values_exactly():
+    """`dtype="float64"`: every weight is the stored float32 tensor in
+    float64 after its layout change, the LSTM biases' `b - 1.0` (the
+    forget bias taken out) computed in float64, so `b` comes back
+    exactly; the float32 model holds the same values rounded once."""
+    from keras_elmo.weights import elmoformanylangs as efml
+    from keras_elmo.weights import elmoformanylangs_weights as table
+
+    folder = ref.folder("word", "legacy")
+    wide = keras_elmo.BiLM.from_elmoformanylangs(folder, dtype="float64")
+    narrow = keras_elmo.BiLM.from_elmoformanylangs(folder)
+    stored = efml.read_folder(folder)
+    checked = 0
+    for port in table.weight_table(wide):
+        if port.hook is not table._lstm_bias:
+            continue
+        b = np.asarray(stored.encoder[port.key], np.float64)
+        value = np.asarray(port.keras_variable.numpy())[port.direction]
+        units = value.shape[-1] // 4
+        forget = slice(2 * units, 3 * units)
+        restored = table._gate_columns(b).copy()
+        restored[forget] -= 1.0
+        np.testing.assert_array_equal(value, restored)
+        checked += 1
+    assert checked == 4  # 2 layers x 2 directions
+    for x, y in zip(wide.weights, narrow.weights):
+        assert x.dtype == "float64" and y.dtype == "float32"
+        np.testing.assert_array_equal(
+            np.asarray(x.numpy(), np.float32), np.asarray(y.numpy())
+        )
