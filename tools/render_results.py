@@ -69,10 +69,12 @@ CAVEATS = {
         "Run 0 (pd100k) was rerun from a clean clone at 93a1b2f "
         "(2026-12-03; test perplexity 137.0 against 135.6 in the earlier "
         "dirty-tree run: training is not bit-reproducible across "
-        "machines). Run 1 (ewt) is still the run written with "
-        "uncommitted changes at 49053b2, and run 2 (ptb) was measured at "
-        "3f1f917; benchmarks/train_defaults.py changed since (its "
-        "provenance no longer counts its own results file as a change)."
+        "machines). Run 1 (ewt) was rerun from a clean clone at d5173cc "
+        "(2026-12-03; test perplexity 140.1 against 139.3 in the earlier "
+        "dirty-tree run at 49053b2) and put back in its place. Run 2 "
+        "(ptb) was measured at 3f1f917; benchmarks/train_defaults.py "
+        "changed since (its provenance no longer counts its own results "
+        "file as a change)."
     ),
     "benchmarks/results/saved_model_latency_packed_20_3_7_12_5_9_16_2.json": (
         "Measured while a test run shared the 2 cores (load about 6); "
