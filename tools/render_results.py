@@ -59,11 +59,10 @@ CAVEATS = {
         "setting; tokens/s taken on a loaded, shared machine."
     ),
     "benchmarks/results/bilm_tf_training.json": (
-        "One round. bilm-tf's trainer ran first, while other tests ran "
-        "beside it (load up to 5.6; its step times range from 3.5 to "
-        "13 s), so its seconds overstate an idle machine's; the "
-        "perplexities do not depend on load. training/trainer.py changed "
-        "after 3d7fabb only by moving init_from into its own module."
+        "Two rounds, the order reversed in the second; a helper's tests "
+        "ran at low priority beside both (the load before each run is "
+        "in the file), so the seconds are noisier than the perplexities, which "
+        "were the same in both rounds."
     ),
     "benchmarks/results/train_defaults.json": (
         "Run 0 (pd100k) was rerun from a clean clone at 93a1b2f "
