@@ -51,6 +51,8 @@ def log_uniform_candidates(num_sampled, vocabulary_size, seed):
     so `seed`, an int or a `[2]` uint32 seed tensor, makes the draw
     reproducible), clipped to `[0, V)`.
     """
+    if not isinstance(seed, (int, random.SeedGenerator)):
+        seed = ops.convert_to_tensor(seed, "uint32")  # a [2] seed tensor
     u = random.uniform((num_sampled,), seed=seed, dtype="float32")
     sampled = ops.floor(ops.exp(u * math.log(vocabulary_size + 1))) - 1.0
     return ops.cast(ops.clip(sampled, 0, vocabulary_size - 1), "int32")
