@@ -19,7 +19,12 @@ corpus of 48 sentences and its vocabulary, then:
   (`cli/`);
 - `weights.npz`: the final variables of `full/` and `resumed/`.
 
-Usage: KERAS_BACKEND=jax python tests/backends/jax_training_outputs.py WORK
+With `--data-parallel` (run with two host devices,
+`XLA_FLAGS=--xla_force_host_platform_device_count=2`) only `full/` and a
+`facts.json` naming the distribution.
+
+Usage: KERAS_BACKEND=jax python tests/backends/jax_training_outputs.py \
+    WORK [--data-parallel]
 """
 
 import contextlib
@@ -132,15 +137,22 @@ def run_cli(argv):
     return {"code": code, "stderr": stderr.getvalue()}
 
 
-def main(work):
+def write_facts(work, facts):
+    with open(os.path.join(work, "facts.json"), "w", encoding="utf-8") as f:
+        json.dump(facts, f, indent=1)
+
+
+def main(work, data_parallel=False):
     os.makedirs(work, exist_ok=True)
     corpus, vocab = write_corpus(work)
-    loss_outputs(os.path.join(work, "losses.npz"))
     facts = {"backend": keras.config.backend()}
-
     full = NeutralTrainer(config_of(corpus, vocab, f"{work}/full"))
+    facts["distribution"] = repr(full.distribution)
     facts["full_history"] = full.train()
     facts["full_step"] = full.position["step"]
+    if data_parallel:
+        return write_facts(work, facts)
+    loss_outputs(os.path.join(work, "losses.npz"))
 
     resumed_config = config_of(corpus, vocab, f"{work}/resumed")
     first = NeutralTrainer(resumed_config, callbacks=[StopAt()])
@@ -184,9 +196,8 @@ def main(work):
         + ["--sampler", "replacement"]
     )
     facts["cli_files"] = sorted(os.listdir(f"{work}/cli"))
-    with open(os.path.join(work, "facts.json"), "w", encoding="utf-8") as f:
-        json.dump(facts, f, indent=1)
+    write_facts(work, facts)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], data_parallel="--data-parallel" in sys.argv[2:])

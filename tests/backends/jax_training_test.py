@@ -31,21 +31,19 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
 
 
-@pytest.fixture(scope="module")
-def jax_training(tmp_path_factory):
-    """`(facts, losses, weights)` written by the JAX subprocess."""
-    work = tmp_path_factory.mktemp("jax_training")
+def _run_jax(work, *flags, xla_flags=""):
+    """Runs `jax_training_outputs.py` under JAX; returns its facts."""
     env = dict(
         os.environ,
         KERAS_BACKEND="jax",
         JAX_PLATFORMS="cpu",
-        XLA_FLAGS="--xla_backend_optimization_level=0",
+        XLA_FLAGS=f"--xla_backend_optimization_level=0 {xla_flags}",
         TF_CPP_MIN_LOG_LEVEL="2",
     )
     python = os.environ.get("KERAS_ELMO_JAX_PYTHON", sys.executable)
     script = os.path.join(HERE, "jax_training_outputs.py")
     run = subprocess.run(
-        [python, script, str(work)],
+        [python, script, str(work), *flags],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -59,7 +57,14 @@ def jax_training(tmp_path_factory):
             "KERAS_ELMO_JAX_PYTHON=<a python with jax>):\n" + run.stderr[-3000:]
         )
     with open(work / "facts.json", encoding="utf-8") as f:
-        facts = json.load(f)
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def jax_training(tmp_path_factory):
+    """`(facts, losses, weights)` written by the JAX subprocess."""
+    work = tmp_path_factory.mktemp("jax_training")
+    facts = _run_jax(work)
     losses = np.load(work / "losses.npz", allow_pickle=False)
     weights = np.load(work / "weights.npz", allow_pickle=False)
     return facts, losses, weights
@@ -139,6 +144,22 @@ def test_default_recipe_loss_falls(jax_training):
     losses = [h["loss"] for h in history]
     assert all(np.isfinite(losses))
     assert losses[2] < losses[1] < losses[0], losses
+
+
+def test_data_parallel_over_two_devices(jax_training, tmp_path):
+    """Two host devices: `keras.distribution.DataParallel` splits each
+    batch; the losses are the one-device run's within float rounding."""
+    work = tmp_path / "data_parallel"
+    facts = _run_jax(
+        work,
+        "--data-parallel",
+        xla_flags="--xla_force_host_platform_device_count=2",
+    )
+    assert facts["distribution"].startswith("<DataParallel")
+    assert jax_training[0]["distribution"] == "None"  # one device
+    one = [h["loss"] for h in jax_training[0]["full_history"]]
+    two = [h["loss"] for h in facts["full_history"]]
+    np.testing.assert_allclose(two, one, rtol=1e-6)
 
 
 def test_resumed_run_ends_bitwise_as_uninterrupted(jax_training):
