@@ -15,14 +15,12 @@ import os
 NEUTRAL_TRAINING_BACKENDS = ("jax",)
 
 
-def training_refusals(config, backend, vocabulary_size=None):
+def training_refusals(config, backend):
     """The reasons `config` cannot train on `backend` ([]: it can).
 
     Args:
         config: `TrainingConfig`.
         backend: str, the Keras backend (`keras.config.backend()`).
-        vocabulary_size: int or None; with it, the sampler check knows
-            whether the softmax is sampled at all.
     """
     if backend == "tensorflow":
         return []
@@ -50,10 +48,7 @@ def training_refusals(config, backend, vocabulary_size=None):
             f"{config.mixed_precision}`: float16 loss scaling and the "
             "mixed policies are tested there only)"
         )
-    sampled = config.num_sampled and (
-        vocabulary_size is None or config.num_sampled < vocabulary_size
-    )
-    if sampled and config.sampler == "unique":
+    if config.num_sampled and config.sampler == "unique":
         found.append(
             f"`sampler` {needs} (`sampler=unique` draws negatives without "
             "replacement, a dynamic-shape loop); pass `sampler=replacement` "
@@ -69,8 +64,8 @@ def training_refusals(config, backend, vocabulary_size=None):
     return found
 
 
-def check_training_backend(config, backend, vocabulary_size=None):
+def check_training_backend(config, backend):
     """Raises `ValueError` listing every refusal of `training_refusals`."""
-    found = training_refusals(config, backend, vocabulary_size)
+    found = training_refusals(config, backend)
     if found:
         raise ValueError("; ".join(found) + ".")

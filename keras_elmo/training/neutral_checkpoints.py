@@ -133,7 +133,9 @@ def prepare_run(out_dir, record, force=False):
     """Checks a resume, or starts a fresh run; returns the checkpoint a
     resume continues from, or None.
 
-    As `run_record.prepare_run`, for `.npz` checkpoints: a folder with
+    As `run_record.prepare_run`, for `.npz` checkpoints: the temporaries
+    of killed writes (outputs, record, history, checkpoints) are removed
+    (`atomic.remove_abandoned`: only those of dead processes); a folder with
     TensorFlow checkpoints (`checkpoints/checkpoint`) is refused unless
     `force`; a fresh run removes the checkpoints, logs and history of an
     earlier one and writes `record` before its first checkpoint.
@@ -142,6 +144,12 @@ def prepare_run(out_dir, record, force=False):
     if os.path.isdir(out_dir):
         for path in _outputs(out_dir):
             remove_abandoned(path)
+    if os.path.isdir(directory):
+        # The temporaries of killed saves: `.ckpt-<step>.npz.HOST-PID.*`.
+        for entry in os.listdir(directory):
+            match = re.match(r"\.(ckpt-\d+\.npz)\.", entry)
+            if match:
+                remove_abandoned(os.path.join(directory, match.group(1)))
     latest = latest_checkpoint(out_dir)
     tf_index = os.path.join(directory, "checkpoint")
     if not force and os.path.exists(tf_index):

@@ -80,7 +80,6 @@ class NeutralTrainer:
         check_training_backend(config, backend)
         self.vocabulary = Vocabulary.load(config.vocab)
         vocabulary_size = len(self.vocabulary)
-        check_training_backend(config, backend, vocabulary_size)
         check_sampler_fits(config, vocabulary_size)
         if config.deterministic:
             logger.info("`deterministic`: JAX on CPU is deterministic.")

@@ -229,10 +229,10 @@ def test_refusals_name_each_setting(tmp_path, monkeypatch):
         == []
     )
     bilm_tf = _config(tmp_path, recipe="bilm-tf")
-    (reason,) = training_refusals(bilm_tf, "jax", vocabulary_size=10_000)
+    (reason,) = training_refusals(bilm_tf, "jax")
     assert reason.startswith("`sampler` needs the TensorFlow backend")
-    # A sampled softmax no smaller than the vocabulary is the full one.
-    assert training_refusals(bilm_tf, "jax", vocabulary_size=100) == []
+    replacement = _config(tmp_path, recipe="bilm-tf", sampler="replacement")
+    assert training_refusals(replacement, "jax") == []
     monkeypatch.setenv("TF_CONFIG", "{}")
     (reason,) = training_refusals(_config(tmp_path), "jax")
     assert "TF_CONFIG" in reason
@@ -245,3 +245,37 @@ def test_tensorflow_checkpoints_are_not_resumed_here(tmp_path):
     (tmp_path / "checkpoints" / "checkpoint").write_text("")
     with pytest.raises(RunMismatch, match="TensorFlow trainer"):
         neutral_checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
+
+
+def test_resume_removes_killed_checkpoint_writes(tmp_path):
+    import socket
+
+    from keras_elmo.training.run_record import write_record
+
+    record = {
+        "format": "npz-1",
+        "version": "v",
+        "model": "m",
+        "corpus": {"train": None, "valid": None},
+        "vocabulary": "w",
+        "init_from": None,
+        "settings": {},
+    }
+    write_record(str(tmp_path), record)
+    directory = tmp_path / "checkpoints"
+    directory.mkdir()
+    (directory / "ckpt-000000004.npz").write_bytes(b"")
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+    )
+    pid = int(dead.stdout)
+    killed = (
+        directory / f".ckpt-000000008.npz.{socket.gethostname()}-{pid}.x.tmp"
+    )
+    killed.write_bytes(b"half")
+    latest = neutral_checkpoints.prepare_run(str(tmp_path), record)
+    assert latest == str(directory / "ckpt-000000004.npz")
+    assert not killed.exists()
+    assert (directory / "ckpt-000000004.npz").exists()
