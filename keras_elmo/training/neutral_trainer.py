@@ -32,6 +32,7 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import neutral_checkpoints
+from keras_elmo.training.backend_limits import NEUTRAL_TRAINING_BACKENDS
 from keras_elmo.training.backend_limits import check_training_backend
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.init_from import resolve_model_config
@@ -77,6 +78,12 @@ class NeutralTrainer:
 
         self.config = config
         backend = keras.config.backend()
+        if backend not in NEUTRAL_TRAINING_BACKENDS:
+            raise ValueError(
+                f"NeutralTrainer trains on {NEUTRAL_TRAINING_BACKENDS} "
+                f"only; received KERAS_BACKEND={backend} (on TensorFlow "
+                "use keras_elmo.training.trainer.Trainer)."
+            )
         check_training_backend(config, backend)
         self.vocabulary = Vocabulary.load(config.vocab)
         vocabulary_size = len(self.vocabulary)

@@ -279,3 +279,10 @@ def test_resume_removes_killed_checkpoint_writes(tmp_path):
     assert latest == str(directory / "ckpt-000000004.npz")
     assert not killed.exists()
     assert (directory / "ckpt-000000004.npz").exists()
+
+
+def test_neutral_trainer_refuses_tensorflow(tmp_path):
+    from keras_elmo.training.neutral_trainer import NeutralTrainer
+
+    with pytest.raises(ValueError, match="use keras_elmo.training.trainer"):
+        NeutralTrainer(_config(tmp_path))
