@@ -1,6 +1,6 @@
 """Which training settings need the TensorFlow trainer, by name.
 
-`keras_elmo.training.Trainer` (TensorFlow) runs every setting;
+`keras_elmo.training.trainer.Trainer` (TensorFlow) runs every setting;
 `NeutralTrainer` (JAX) runs the default recipe: one process, float32,
 full or sampled softmax with replacement, any Keras optimizer (bilm-tf's
 Adagrad as dense updates, the same values). A setting that needs

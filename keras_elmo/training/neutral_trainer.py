@@ -55,7 +55,7 @@ PAD_STEPS_TO = 16
 class NeutralTrainer:
     """Builds the language model and runs the JAX training loop.
 
-    The counterpart of `keras_elmo.training.Trainer` for
+    The counterpart of `keras_elmo.training.trainer.Trainer` for
     `KERAS_BACKEND=jax`, with the same `TrainingConfig`, outputs and
     resume rule (`run.json`); see the module docstring for the step.
 
