@@ -103,7 +103,7 @@ def add_arguments(parser):
     add_corpus_check_arguments(parser)
 
 
-def _check_out(out, force):
+def _check_out(out, force, backend="tensorflow"):
     """Refuses to replace a model in OUT that no checkpoint resumes."""
     import glob
     import os
@@ -112,9 +112,10 @@ def _check_out(out, force):
 
     if force or not os.path.isdir(out):
         return
-    for pattern in ("*.index", "ckpt-*.npz"):  # TensorFlow's, JAX's
-        if glob.glob(os.path.join(out, "checkpoints", pattern)):
-            return  # a resume: the run finishes and rewrites its outputs
+    # The checkpoints this backend's trainer resumes: TensorFlow's, JAX's.
+    pattern = "*.index" if backend == "tensorflow" else "ckpt-*.npz"
+    if glob.glob(os.path.join(out, "checkpoints", pattern)):
+        return  # a resume: the same run finishes and rewrites its outputs
     existing = [
         os.path.basename(path)
         for path in model_files.model_paths(out).values()
@@ -184,7 +185,7 @@ def run(args):
     backend = keras.config.backend()
     check_training_backend(config, backend)
     _check_config(config.model)
-    _check_out(config.out_dir, args.force)
+    _check_out(config.out_dir, args.force, backend)
     if args.skip_corpus_check:
         _check_corpus("--train", config.train)
         _check_corpus("--valid", config.valid)
