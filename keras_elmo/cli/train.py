@@ -24,6 +24,15 @@ Multi-worker: start the same command on every worker with TF_CONFIG set
 (`--strategy multi_worker`, or `auto`). This uses keras_elmo's own loop,
 which works where Keras 3's `fit` does not (keras-team/keras#20585).
 
+On JAX (`KERAS_BACKEND=jax`) the same command runs the backend-neutral
+trainer (`keras_elmo.training.neutral_trainer`): one process (with
+`keras.distribution.DataParallel` over several local devices), the
+default recipe, full or sampled softmax with replacement, resumable
+from OUT/checkpoints/*.npz. Flags that need TensorFlow (`--strategy
+mirrored` / `multi_worker`, `--mixed-precision`, `--sampler unique`
+with `--num-sampled`, `--valid`, `--init-from`) are refused by name
+(docs/BACKENDS.md).
+
 Fine-tuning: `--init-from options.json weights.hdf5 [softmax.hdf5]`. With
 no softmax file the softmax for the new vocabulary starts from random
 weights: expect the first few hundred steps to be spent training it, with
@@ -36,7 +45,7 @@ import sys
 from keras_elmo.cli._corpus_args import add_corpus_check_arguments
 from keras_elmo.cli._corpus_args import check_corpus_from_args
 
-HELP = "Train or fine-tune a biLM (resumable, tf.distribute)."
+HELP = "Train or fine-tune a biLM (resumable; tf.distribute or JAX)."
 DEST = "config_"
 # `TrainingConfig` fields whose flag is not their name (`main` also maps
 # the library's messages through these).
@@ -94,7 +103,7 @@ def add_arguments(parser):
     add_corpus_check_arguments(parser)
 
 
-def _check_out(out, force):
+def _check_out(out, force, backend="tensorflow"):
     """Refuses to replace a model in OUT that no checkpoint resumes."""
     import glob
     import os
@@ -103,7 +112,9 @@ def _check_out(out, force):
 
     if force or not os.path.isdir(out):
         return
-    if glob.glob(os.path.join(out, "checkpoints", "*.index")):
+    # The checkpoints this backend's trainer resumes: TensorFlow's, JAX's.
+    pattern = "*.index" if backend == "tensorflow" else "ckpt-*.npz"
+    if glob.glob(os.path.join(out, "checkpoints", pattern)):
         return  # a resume: the same run finishes and rewrites its outputs
     existing = [
         os.path.basename(path)
@@ -158,6 +169,9 @@ def _check_corpus_health(args, config):
 def run(args):
     import dataclasses
 
+    import keras
+
+    from keras_elmo.training.backend_limits import check_training_backend
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
@@ -168,19 +182,27 @@ def run(args):
             for f in dataclasses.fields(TrainingConfig)
         }
     )
+    backend = keras.config.backend()
+    check_training_backend(config, backend)
     _check_config(config.model)
-    _check_out(config.out_dir, args.force)
+    _check_out(config.out_dir, args.force, backend)
     if args.skip_corpus_check:
         _check_corpus("--train", config.train)
         _check_corpus("--valid", config.valid)
     else:
         _check_corpus_health(args, config)
-    trainer = Trainer(config, force=args.force)
+    if backend == "tensorflow":
+        trainer = Trainer(config, force=args.force)
+        chief = trainer.chief
+    else:
+        from keras_elmo.training.neutral_trainer import NeutralTrainer
+
+        trainer, chief = NeutralTrainer(config, force=args.force), True
     try:
         history = trainer.train()
     except TrainingDiverged as e:
         sys.stderr.write(f"keras-elmo train: error: {e}\n")
         return 3
-    if trainer.chief:
+    if chief:
         sys.stdout.write(json.dumps(history[-1] if history else {}) + "\n")
     return 0

@@ -1,0 +1,377 @@
+"""`NeutralTrainer`: biLM training on JAX, resumable, one process.
+
+The loss of `Trainer` (TensorFlow), written in `keras.ops`
+(`neutral_lm_loss`): per step,
+
+    loss = 0.5 * (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd)
+
+over the batch's real tokens, full softmax or sampled with replacement;
+its gradient is clipped by the global norm and applied by the Keras
+optimizer in one compiled step (`jax_train_step.make_jax_step`). The
+model, optimizer and dropout seed states live as arrays between steps;
+checkpoints (`neutral_checkpoints`) hold them with the position (epoch,
+batch in epoch, step) and the epoch's running totals, every
+`checkpoint_every` steps and at each epoch's end, so a rerun resumes
+mid-epoch on the same batches and ends with the same weights as an
+uninterrupted run. With several local JAX devices and a batch they
+divide, the model is built under `keras.distribution.DataParallel`
+(variables replicated, batch rows split). The sampled softmax's
+candidates are drawn from the seed `[seed, 2 * step + direction]`, so a
+resumed run draws the same ones. Settings that need TensorFlow are
+refused by name (`backend_limits`).
+"""
+
+import logging
+import time
+
+import keras
+import numpy as np
+
+from keras_elmo.data.lm_dataset import make_lm_dataset
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.models.bilm import BiLM
+from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.training import neutral_checkpoints
+from keras_elmo.training.backend_limits import NEUTRAL_TRAINING_BACKENDS
+from keras_elmo.training.backend_limits import check_training_backend
+from keras_elmo.training.history import EpochHistory
+from keras_elmo.training.init_from import resolve_model_config
+from keras_elmo.training.jax_train_step import make_jax_step
+from keras_elmo.training.lm_loss import check_sampler_fits
+from keras_elmo.training.optimizer import make_optimizer
+from keras_elmo.training.step_callbacks import StepProgress
+from keras_elmo.training.trainer import TrainingDiverged
+from keras_elmo.utils.atomic import save_keras_atomically
+from keras_elmo.weights import model_files
+
+logger = logging.getLogger(__name__)
+
+# The time axis of a batch is padded to a multiple of this many tokens
+# (all-zero char ids, target -1: masked), so a corpus of varied lengths
+# compiles a few step shapes, not one per sentence length.
+PAD_STEPS_TO = 16
+
+
+class NeutralTrainer:
+    """Builds the language model and runs the JAX training loop.
+
+    The counterpart of `keras_elmo.training.trainer.Trainer` for
+    `KERAS_BACKEND=jax`, with the same `TrainingConfig`, outputs and
+    resume rule (`run.json`); see the module docstring for the step.
+
+    Args:
+        config: `keras_elmo.training.TrainingConfig`. Settings that need
+            TensorFlow (`strategy` mirrored / multi_worker,
+            `mixed_precision`, `sampler="unique"` with a sampled
+            softmax, `valid`, `init_from`) raise `ValueError` naming them.
+        force: bool. Start over, discarding the checkpoints in
+            `config.out_dir`; else a resume of another run's checkpoints
+            raises `run_record.RunMismatch` naming what differs.
+        callbacks: list of `keras.callbacks.Callback`, called after each
+            applied step (`on_train_batch_end(batch, logs)`, the logs of
+            `Trainer`: step, loss, gradient_norm, tokens_per_second),
+            after that step's checkpoint.
+    """
+
+    def __init__(self, config, force=False, callbacks=None):
+        import tensorflow as tf
+
+        self.config = config
+        backend = keras.config.backend()
+        if backend not in NEUTRAL_TRAINING_BACKENDS:
+            raise ValueError(
+                f"NeutralTrainer trains on {NEUTRAL_TRAINING_BACKENDS} "
+                f"only; received KERAS_BACKEND={backend} (on TensorFlow "
+                "use keras_elmo.training.trainer.Trainer)."
+            )
+        check_training_backend(config, backend)
+        self.vocabulary = Vocabulary.load(config.vocab)
+        vocabulary_size = len(self.vocabulary)
+        check_sampler_fits(config, vocabulary_size)
+        if config.deterministic:
+            logger.info("`deterministic`: JAX on CPU is deterministic.")
+        keras.utils.set_random_seed(config.seed)
+        tf.random.set_seed(config.seed)  # the tf.data shuffle's
+        self.model_config = resolve_model_config(config)
+        self.distribution = data_parallel(config.batch_size)
+        with _scope(self.distribution):
+            backbone = BiLM(self.model_config, dropout=config.dropout)
+            self.model = BiLMLanguageModel(
+                backbone, vocabulary_size, dropout=config.dropout
+            )
+            self.optimizer = make_optimizer(
+                config.optimizer, config.learning_rate
+            )
+            self.optimizer.build(self.model.trainable_variables)
+        record = neutral_checkpoints.neutral_record(config, self.model_config)
+        restored = neutral_checkpoints.prepare_run(
+            config.out_dir, record, force
+        )
+        self.position = {
+            "step": 0,
+            "epoch": 0,
+            "batch_in_epoch": 0,
+            "epoch_sums": np.zeros(2),
+            "epoch_counts": np.zeros(2),
+            "learning_rate": config.learning_rate,
+        }
+        if restored:
+            self._restore(restored)
+        self.resumed_from = restored
+        self.history = EpochHistory(config.out_dir, self.position["epoch"])
+        self.callbacks = list(callbacks or [])
+        self._read_variables()
+        self._step = make_jax_step(self.config, self.model, self.optimizer)
+
+    # --- state -----------------------------------------------------------
+
+    def _read_variables(self):
+        self.trainable = [v.value for v in self.model.trainable_variables]
+        self.non_trainable = [
+            v.value for v in self.model.non_trainable_variables
+        ]
+        self.optimizer_values = [v.value for v in self.optimizer.variables]
+
+    def _write_variables(self):
+        pairs = [
+            (self.model.trainable_variables, self.trainable),
+            (self.model.non_trainable_variables, self.non_trainable),
+            (self.optimizer.variables, self.optimizer_values),
+        ]
+        for variables, values in pairs:
+            for variable, value in zip(variables, values):
+                variable.assign(value)
+
+    def _shapes(self):
+        return (
+            [tuple(v.shape) for v in self.model.variables],
+            [tuple(v.shape) for v in self.optimizer.variables],
+        )
+
+    def _restore(self, path):
+        model, optimizer, position = neutral_checkpoints.load(
+            path, self._shapes()
+        )
+        for variable, value in zip(self.model.variables, model):
+            variable.assign(value)
+        for variable, value in zip(self.optimizer.variables, optimizer):
+            variable.assign(value)
+        self.position = {
+            "step": int(position["step"]),
+            "epoch": int(position["epoch"]),
+            "batch_in_epoch": int(position["batch_in_epoch"]),
+            "epoch_sums": np.array(position["epoch_sums"], np.float64),
+            "epoch_counts": np.array(position["epoch_counts"], np.float64),
+            "learning_rate": float(position["learning_rate"]),
+        }
+        logger.info(
+            "Resumed from %s: epoch %d, batch %d, step %d",
+            path,
+            self.position["epoch"],
+            self.position["batch_in_epoch"],
+            self.position["step"],
+        )
+
+    def save_checkpoint(self):
+        """Writes the current state as `ckpt-<step>.npz` (atomically)."""
+        self._write_variables()
+        arrays = [np.asarray(v.numpy()) for v in self.model.variables]
+        optimizer = [np.asarray(v.numpy()) for v in self.optimizer.variables]
+        paths = (
+            [v.path for v in self.model.variables],
+            [v.path for v in self.optimizer.variables],
+        )
+        return neutral_checkpoints.save(
+            self.config.out_dir,
+            self.position["step"],
+            arrays,
+            optimizer,
+            self.position,
+            paths,
+            self.config.keep_checkpoints,
+        )
+
+    # --- the loop --------------------------------------------------------
+
+    def train(self):
+        """Runs the remaining epochs; returns the history of every epoch
+        (`OUT/history.json`, earlier interrupted runs included), then
+        writes the model's files to `out_dir` (`write_outputs`)."""
+        config, position = self.config, self.position
+        callbacks = list(self.callbacks)
+        if config.verbose:
+            callbacks.append(StepProgress(config.steps_per_epoch))
+        # `on_train_begin` starts the executor of callbacks Keras may run
+        # asynchronously (those that only read the logs).
+        callbacks = keras.callbacks.CallbackList(callbacks)
+        callbacks.on_train_begin()
+        try:
+            while position["epoch"] < config.epochs:
+                result = self._train_epoch(
+                    position["epoch"], position["batch_in_epoch"], callbacks
+                )
+                self.history.append(result)
+                logger.info("Epoch %d: %s", result["epoch"], result)
+                position["epoch"] += 1
+                position["batch_in_epoch"] = 0
+                position["epoch_sums"] = np.zeros(2)
+                position["epoch_counts"] = np.zeros(2)
+                self.save_checkpoint()
+        finally:
+            callbacks.on_train_end()
+        self._write_variables()
+        self.write_outputs()
+        return list(self.history.entries)
+
+    def _batches(self, epoch, skip):
+        config = self.config
+        dataset = make_lm_dataset(
+            config.train,
+            self.vocabulary,
+            global_batch_size=config.batch_size,
+            max_tokens=config.max_tokens,
+            shuffle=True,
+            shuffle_buffer=config.shuffle_buffer,
+            seed=config.seed + epoch,
+            bucket_boundaries=config.bucket_boundaries,
+        ).skip(skip)
+        for features, targets in dataset.as_numpy_iterator():
+            yield self._on_devices(
+                pad_steps(
+                    features["char_ids"],
+                    targets["forward"],
+                    targets["backward"],
+                )
+            )
+
+    def _on_devices(self, arrays):
+        distribution = self.distribution
+        if distribution is None:
+            return arrays
+        rows = arrays[0].shape[0]
+        if rows % len(distribution.device_mesh.devices.flatten()):
+            return arrays  # a final partial batch: one device
+        return tuple(
+            keras.distribution.distribute_tensor(
+                a, distribution.get_data_layout(a.shape)
+            )
+            for a in arrays
+        )
+
+    def _set_learning_rate(self, rate):
+        self._write_variables()
+        self.optimizer.learning_rate = rate
+        self._read_variables()
+        self.position["learning_rate"] = rate
+
+    def _train_epoch(self, epoch, skip, callbacks):
+        config, position = self.config, self.position
+        learning_rate = config.learning_rate_at(epoch)
+        self._set_learning_rate(learning_rate)
+        logger.info(
+            "Epoch %d/%d, learning rate %g",
+            epoch + 1,
+            config.epochs,
+            learning_rate,
+        )
+        callbacks.on_epoch_begin(epoch)
+        sums = np.array(position["epoch_sums"]) if skip else np.zeros(2)
+        counts = np.array(position["epoch_counts"]) if skip else np.zeros(2)
+        start, tokens_seen, done = time.perf_counter(), 0.0, skip
+        for char_ids, forward, backward in self._batches(epoch, skip):
+            if config.steps_per_epoch and done >= config.steps_per_epoch:
+                break
+            step = position["step"]
+            outputs = self._step(
+                self.trainable,
+                self.non_trainable,
+                self.optimizer_values,
+                char_ids,
+                forward,
+                backward,
+                np.array([config.seed, 2 * step], np.uint32),
+            )
+            s, c, norm = (np.asarray(x, np.float64) for x in outputs[3:])
+            loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
+            if not (np.isfinite(loss) and np.isfinite(norm)):
+                raise TrainingDiverged(
+                    f"Training diverged at step {step} (epoch {epoch + 1}, "
+                    f"batch {done + 1}): loss {loss}, gradient norm "
+                    f"{float(norm)}. Its update was not applied and nothing "
+                    "was saved; the last checkpoint in "
+                    f"{neutral_checkpoints.checkpoint_dir(config.out_dir)} "
+                    "is intact."
+                )
+            self.trainable, self.non_trainable, self.optimizer_values = outputs[
+                :3
+            ]
+            done += 1
+            sums, counts = sums + s, counts + c
+            tokens_seen += float(c[0])
+            position.update(
+                step=step + 1,
+                batch_in_epoch=done,
+                epoch_sums=sums,
+                epoch_counts=counts,
+            )
+            if position["step"] % config.checkpoint_every == 0:
+                self.save_checkpoint()
+            rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
+            logs = {"step": step + 1, "loss": loss, "gradient_norm": norm}
+            logs["tokens_per_second"] = rate
+            callbacks.on_train_batch_end(done, logs)
+        callbacks.on_epoch_end(epoch)
+        mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
+        seconds = time.perf_counter() - start
+        return {
+            "epoch": epoch + 1,
+            "loss": float(mean),
+            "perplexity": float(np.exp(mean)),
+            "steps": done,
+            "learning_rate": learning_rate,
+            "tokens_per_second": tokens_seen / max(seconds, 1e-9),
+            "seconds": seconds,
+        }
+
+    def write_outputs(self):
+        """Writes options.json, weights.hdf5, softmax.hdf5, vocab.txt and
+        bilm.keras, as `Trainer.write_outputs`."""
+        paths = model_files.model_paths(self.config.out_dir)
+        backbone = self.model.backbone
+        backbone.save_allennlp(paths["options"], paths["weights"])
+        model_files.save_softmax_hdf5(self.model.softmax, paths["softmax"])
+        self.vocabulary.save(paths["vocabulary"])
+        inference = BiLM.from_allennlp(paths["options"], paths["weights"])
+        save_keras_atomically(inference, paths["keras"])
+        logger.info("Wrote the trained model to %s", self.config.out_dir)
+
+
+def pad_steps(char_ids, forward, backward, multiple=PAD_STEPS_TO):
+    """Pads the time axis of a batch to a multiple of `multiple`:
+    `char_ids` `[B, T, 50]` with zeros (padding tokens), the targets
+    `[B, T + 1]` with -1 (ignored by the loss)."""
+    steps = char_ids.shape[1]
+    extra = -steps % multiple
+    if not extra:
+        return char_ids, forward, backward
+    char_ids = np.pad(char_ids, ((0, 0), (0, extra), (0, 0)))
+    pad = ((0, 0), (0, extra))
+    forward = np.pad(forward, pad, constant_values=-1)
+    backward = np.pad(backward, pad, constant_values=-1)
+    return char_ids, forward, backward
+
+
+def data_parallel(batch_size):
+    """`keras.distribution.DataParallel` over the local devices when
+    there are several and they divide `batch_size`, else None."""
+    devices = keras.distribution.list_devices()
+    if len(devices) < 2 or batch_size % len(devices):
+        return None
+    logger.info("DataParallel over %d devices.", len(devices))
+    return keras.distribution.DataParallel(devices=devices)
+
+
+def _scope(distribution):
+    import contextlib
+
+    return distribution.scope() if distribution else contextlib.nullcontext()

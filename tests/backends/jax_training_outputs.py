@@ -1,0 +1,203 @@
+"""Trains tiny biLMs under the active Keras backend (JAX) and saves the facts.
+
+Run by `jax_training_test.py` in a subprocess with `KERAS_BACKEND=jax`
+(the backend is fixed when keras is imported). In `WORK` it writes a
+corpus of 48 sentences and its vocabulary, then:
+
+- `losses.npz`: the `keras.ops` losses (`neutral_lm_loss`) on seeded
+  inputs, full softmax and sampled over fixed candidates (with a
+  repeated candidate and accidental hits), with their inputs, for a
+  NumPy re-derivation; two draws of `log_uniform_candidates` from one
+  seed and one from another;
+- `full/`: `NeutralTrainer`, the default recipe, 3 epochs;
+- `resumed/`: the same run stopped by an exception at step 10 (after the
+  checkpoint of step 8, mid-epoch 2), then rerun: it resumes and
+  finishes;
+- `facts.json`: the histories, steps, where the rerun resumed, the
+  message of a resume with another seed, and `keras-elmo train`'s exit
+  code and stderr with flags that need TensorFlow and on a plain run
+  (`cli/`);
+- `weights.npz`: the final variables of `full/` and `resumed/`.
+
+With `--data-parallel` (run with two host devices,
+`XLA_FLAGS=--xla_force_host_platform_device_count=2`) only `full/` and a
+`facts.json` naming the distribution.
+
+Usage: KERAS_BACKEND=jax python tests/backends/jax_training_outputs.py \
+    WORK [--data-parallel]
+"""
+
+import contextlib
+import io
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from keras_elmo.cli.main import main as cli_main  # noqa: E402
+from keras_elmo.data.vocabulary import Vocabulary  # noqa: E402
+from keras_elmo.training import neutral_lm_loss  # noqa: E402
+from keras_elmo.training.neutral_trainer import NeutralTrainer  # noqa: E402
+from keras_elmo.training.run_record import RunMismatch  # noqa: E402
+from keras_elmo.training.training_config import TrainingConfig  # noqa: E402
+
+WORDS = (
+    "the cat dog sat on a mat and ran to big small red house tree park "
+    "we they saw"
+).split()
+STOP_AT = 10
+
+
+class Stop(RuntimeError):
+    """The injected interruption."""
+
+
+class StopAt(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        if logs["step"] == STOP_AT:
+            raise Stop(f"stopped at step {STOP_AT}")
+
+
+def write_corpus(work):
+    rng = random.Random(0)
+    path = os.path.join(work, "corpus.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        for _ in range(48):
+            n = rng.randint(3, 9)
+            f.write(" ".join(rng.choice(WORDS) for _ in range(n)) + "\n")
+    vocab = os.path.join(work, "vocab.txt")
+    Vocabulary.build(path, min_count=1).save(vocab)
+    return path, vocab
+
+
+def loss_outputs(path):
+    rng = np.random.default_rng(0)
+    vocabulary_size, width = 12, 6
+    embeddings = rng.standard_normal((vocabulary_size, width)).astype("f4")
+    bias = rng.standard_normal(vocabulary_size).astype("f4")
+    hidden = rng.standard_normal((3, 5, width)).astype("f4")
+    targets = rng.integers(0, vocabulary_size, (3, 5)).astype("int32")
+    targets[0, 3:] = -1
+    targets[2, 1:] = -1
+    # Word 3 twice (only its last draw is a hit), words of targets hit.
+    sampled = np.array([3, 7, int(targets[0, 0]), 3, 0, 11], "int32")
+    targets[1, 0] = 3
+    full = neutral_lm_loss.full_softmax_loss_sum(
+        embeddings, bias, hidden, targets
+    )
+    drawn = neutral_lm_loss.sampled_softmax_loss_sum(
+        embeddings, bias, hidden, targets, sampled
+    )
+    seed = np.array([5, 7], "uint32")
+    draws = [
+        neutral_lm_loss.log_uniform_candidates(64, 1000, seed),
+        neutral_lm_loss.log_uniform_candidates(64, 1000, seed),
+        neutral_lm_loss.log_uniform_candidates(64, 1000, seed + 1),
+    ]
+    np.savez(
+        path,
+        embeddings=embeddings,
+        bias=bias,
+        hidden=hidden,
+        targets=targets,
+        sampled=sampled,
+        full=np.array([float(v) for v in full]),
+        sampled_loss=np.array([float(v) for v in drawn]),
+        draws=np.stack([keras.ops.convert_to_numpy(d) for d in draws]),
+    )
+
+
+def config_of(corpus, vocab, out, **overrides):
+    settings = dict(
+        train=corpus,
+        vocab=vocab,
+        out_dir=out,
+        model="tiny",
+        epochs=3,
+        batch_size=8,
+        checkpoint_every=4,
+        verbose=False,
+    )
+    settings.update(overrides)
+    return TrainingConfig(**settings)
+
+
+def run_cli(argv):
+    stderr = io.StringIO()
+    with (
+        contextlib.redirect_stderr(stderr),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
+        code = cli_main(argv)
+    return {"code": code, "stderr": stderr.getvalue()}
+
+
+def write_facts(work, facts):
+    with open(os.path.join(work, "facts.json"), "w", encoding="utf-8") as f:
+        json.dump(facts, f, indent=1)
+
+
+def main(work, data_parallel=False):
+    os.makedirs(work, exist_ok=True)
+    corpus, vocab = write_corpus(work)
+    facts = {"backend": keras.config.backend()}
+    full = NeutralTrainer(config_of(corpus, vocab, f"{work}/full"))
+    facts["distribution"] = repr(full.distribution)
+    facts["full_history"] = full.train()
+    facts["full_step"] = full.position["step"]
+    if data_parallel:
+        return write_facts(work, facts)
+    loss_outputs(os.path.join(work, "losses.npz"))
+
+    resumed_config = config_of(corpus, vocab, f"{work}/resumed")
+    first = NeutralTrainer(resumed_config, callbacks=[StopAt()])
+    try:
+        first.train()
+    except Stop as e:
+        facts["stopped"] = str(e)
+    rerun = NeutralTrainer(resumed_config)
+    facts["resumed_from"] = os.path.basename(rerun.resumed_from or "")
+    facts["resumed_position"] = {
+        k: rerun.position[k] for k in ("step", "epoch", "batch_in_epoch")
+    }
+    facts["resumed_history"] = rerun.train()
+    facts["resumed_step"] = rerun.position["step"]
+    np.savez(
+        os.path.join(work, "weights.npz"),
+        **{f"full/{i}": v.numpy() for i, v in enumerate(full.model.variables)},
+        **{
+            f"resumed/{i}": v.numpy()
+            for i, v in enumerate(rerun.model.variables)
+        },
+    )
+    try:
+        NeutralTrainer(config_of(corpus, vocab, f"{work}/resumed", seed=1))
+        facts["other_seed"] = None
+    except RunMismatch as e:
+        facts["other_seed"] = str(e)
+
+    base = ["train", "--train", corpus, "--vocab", vocab, "--config", "tiny"]
+    facts["cli_refused"] = run_cli(
+        base
+        + ["--out", f"{work}/refused", "--strategy", "mirrored"]
+        + ["--mixed-precision", "float16", "--num-sampled", "5"]
+        + ["--valid", corpus, "--init-from", vocab, vocab]
+    )
+    facts["cli_refused_dir"] = os.path.exists(f"{work}/refused")
+    facts["cli_train"] = run_cli(
+        base
+        + ["--out", f"{work}/cli", "--epochs", "1", "--quiet"]
+        + ["--batch-size", "16", "--num-sampled", "8"]
+        + ["--sampler", "replacement"]
+    )
+    facts["cli_files"] = sorted(os.listdir(f"{work}/cli"))
+    write_facts(work, facts)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], data_parallel="--data-parallel" in sys.argv[2:])

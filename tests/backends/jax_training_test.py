@@ -1,0 +1,288 @@
+"""biLM training on the JAX backend: loss, resume, refused settings.
+
+Keras fixes its backend at import, so `NeutralTrainer` and `keras-elmo
+train` run under `KERAS_BACKEND=jax` in one subprocess
+(`jax_training_outputs.py`, about 40 s on 2 CPU cores) that saves what
+it saw; the tests here check it: the `keras.ops` losses against a NumPy
+re-derivation, the default recipe's loss falling over 3 epochs, a run
+interrupted mid-epoch and rerun ending with bitwise the weights of an
+uninterrupted one, the refusal of another run's checkpoint, and the
+flags that need TensorFlow refused by name. The subprocess runs
+`sys.executable` or `$KERAS_ELMO_JAX_PYTHON`, as `jax_parity_test.py`;
+without JAX the tests FAIL with its error: they are not skipped.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from keras_elmo.training import neutral_checkpoints
+from keras_elmo.training.backend_limits import training_refusals
+from keras_elmo.training.run_record import RunMismatch
+from keras_elmo.training.training_config import TrainingConfig
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.dirname(os.path.dirname(HERE))
+REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
+
+
+def _run_jax(work, *flags, xla_flags=""):
+    """Runs `jax_training_outputs.py` under JAX; returns its facts."""
+    env = dict(
+        os.environ,
+        KERAS_BACKEND="jax",
+        JAX_PLATFORMS="cpu",
+        XLA_FLAGS=f"--xla_backend_optimization_level=0 {xla_flags}",
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
+    python = os.environ.get("KERAS_ELMO_JAX_PYTHON", sys.executable)
+    script = os.path.join(HERE, "jax_training_outputs.py")
+    run = subprocess.run(
+        [python, script, str(work), *flags],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if run.returncode != 0:
+        pytest.fail(
+            f"the JAX training subprocess ({python}) failed with exit code "
+            f"{run.returncode}; it needs jax (pip install -e '.[jax]', or "
+            "KERAS_ELMO_JAX_PYTHON=<a python with jax>):\n" + run.stderr[-3000:]
+        )
+    with open(work / "facts.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def jax_training(tmp_path_factory):
+    """`(facts, losses, weights)` written by the JAX subprocess."""
+    work = tmp_path_factory.mktemp("jax_training")
+    facts = _run_jax(work)
+    losses = np.load(work / "losses.npz", allow_pickle=False)
+    weights = np.load(work / "weights.npz", allow_pickle=False)
+    return facts, losses, weights
+
+
+def _real(losses):
+    targets = losses["targets"].reshape(-1)
+    width = losses["hidden"].shape[-1]
+    hidden = losses["hidden"].reshape(-1, width).astype(np.float64)
+    keep = targets >= 0
+    return hidden[keep], targets[keep]
+
+
+def _logsumexp(x):
+    peak = x.max(axis=-1, keepdims=True)
+    return (peak + np.log(np.exp(x - peak).sum(-1, keepdims=True)))[..., 0]
+
+
+def test_the_subprocess_ran_on_jax(jax_training):
+    assert jax_training[0]["backend"] == "jax"
+
+
+def test_full_softmax_loss_matches_numpy(jax_training):
+    losses = jax_training[1]
+    h, y = _real(losses)
+    w = losses["embeddings"].astype(np.float64)
+    logits = h @ w.T + losses["bias"]
+    expected = np.sum(_logsumexp(logits) - logits[np.arange(len(y)), y])
+    loss_sum, count = losses["full"]
+    assert count == len(y) == 9
+    np.testing.assert_allclose(loss_sum, expected, rtol=1e-5)
+
+
+def test_sampled_softmax_loss_matches_numpy(jax_training):
+    """Fixed candidates `[3, 7, y_0, 3, 0, 11]`: `Q(k) = S P(k)` (the
+    log-uniform `P`), `-log Q` on every logit, and accidental hits masked
+    at the last draw of the label only (TensorFlow's rule)."""
+    losses = jax_training[1]
+    h, y = _real(losses)
+    w = losses["embeddings"].astype(np.float64)
+    b = losses["bias"].astype(np.float64)
+    s = losses["sampled"]
+    vocabulary_size = len(w)
+
+    def log_q(k):
+        p = (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(vocabulary_size + 1)
+        return np.log(len(s) * p)
+
+    true = np.sum(h * w[y], 1) + b[y] - log_q(y)
+    logits = h @ w[s].T + b[s] - log_q(s)
+    last = {word: j for j, word in enumerate(s)}
+    hits = 0
+    for i, label in enumerate(y):
+        if label in last:
+            logits[i, last[label]] = -np.inf
+            hits += 1
+    assert hits >= 2  # the test exercises the masking
+    expected = np.sum(
+        _logsumexp(np.concatenate([true[:, None], logits], 1)) - true
+    )
+    loss_sum, count = losses["sampled_loss"]
+    assert count == len(y)
+    np.testing.assert_allclose(loss_sum, expected, rtol=1e-5)
+
+
+def test_sampler_is_seeded(jax_training):
+    draws = jax_training[1]["draws"]
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[0], draws[2])
+    assert draws.min() >= 0 and draws.max() < 1000
+
+
+def test_default_recipe_loss_falls(jax_training):
+    history = jax_training[0]["full_history"]
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    assert [h["learning_rate"] for h in history] == [2e-3] * 3  # default
+    losses = [h["loss"] for h in history]
+    assert all(np.isfinite(losses))
+    assert losses[2] < losses[1] < losses[0], losses
+
+
+def test_data_parallel_over_two_devices(jax_training, tmp_path):
+    """Two host devices: `keras.distribution.DataParallel` splits each
+    batch; the losses are the one-device run's within float rounding."""
+    work = tmp_path / "data_parallel"
+    facts = _run_jax(
+        work,
+        "--data-parallel",
+        xla_flags="--xla_force_host_platform_device_count=2",
+    )
+    assert facts["distribution"].startswith("<DataParallel")
+    assert jax_training[0]["distribution"] == "None"  # one device
+    one = [h["loss"] for h in jax_training[0]["full_history"]]
+    two = [h["loss"] for h in facts["full_history"]]
+    np.testing.assert_allclose(two, one, rtol=1e-6)
+
+
+def test_resumed_run_ends_bitwise_as_uninterrupted(jax_training):
+    facts, _, weights = jax_training
+    assert facts["stopped"] == "stopped at step 10"
+    # The newest checkpoint before the stop: step 8, mid-epoch 2.
+    assert facts["resumed_from"] == "ckpt-000000008.npz"
+    assert facts["resumed_position"] == {
+        "step": 8,
+        "epoch": 1,
+        "batch_in_epoch": 2,
+    }
+    assert facts["resumed_step"] == facts["full_step"] == 18
+    for full, resumed in zip(facts["full_history"], facts["resumed_history"]):
+        assert full["loss"] == resumed["loss"]
+        assert full["steps"] == resumed["steps"]
+    names = [k for k in weights.files if k.startswith("full/")]
+    assert len(names) > 20
+    for name in names:
+        np.testing.assert_array_equal(
+            weights[name], weights["resumed/" + name.split("/", 1)[1]]
+        )
+
+
+def test_checkpoint_of_another_run_is_refused(jax_training):
+    message = jax_training[0]["other_seed"]
+    assert message and "`seed` (0 -> 1)" in message
+
+
+def test_cli_refuses_tensorflow_only_flags_by_name(jax_training):
+    refused = jax_training[0]["cli_refused"]
+    assert refused["code"] == 2
+    for flag in REFUSED + ("--init-from",):
+        assert (
+            f"`{flag}` needs the TensorFlow backend; received KERAS_BACKEND=jax"
+        ) in refused["stderr"], flag
+    assert not jax_training[0]["cli_refused_dir"]  # refused before writing
+
+
+def test_cli_trains_on_jax(jax_training):
+    facts = jax_training[0]
+    assert facts["cli_train"]["code"] == 0, facts["cli_train"]["stderr"]
+    for name in (
+        "options.json",
+        "weights.hdf5",
+        "softmax.hdf5",
+        "vocab.txt",
+        "bilm.keras",
+        "checkpoints",
+    ):
+        assert name in facts["cli_files"]
+
+
+def _config(tmp_path, **overrides):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a b c\n")
+    settings = dict(train=str(corpus), vocab="v", out_dir=str(tmp_path))
+    settings.update(overrides)
+    return TrainingConfig(**settings)
+
+
+def test_refusals_name_each_setting(tmp_path, monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert training_refusals(_config(tmp_path), "jax") == []
+    assert (
+        training_refusals(_config(tmp_path, strategy="mirrored"), "tensorflow")
+        == []
+    )
+    bilm_tf = _config(tmp_path, recipe="bilm-tf")
+    (reason,) = training_refusals(bilm_tf, "jax")
+    assert reason.startswith("`sampler` needs the TensorFlow backend")
+    replacement = _config(tmp_path, recipe="bilm-tf", sampler="replacement")
+    assert training_refusals(replacement, "jax") == []
+    monkeypatch.setenv("TF_CONFIG", "{}")
+    (reason,) = training_refusals(_config(tmp_path), "jax")
+    assert "TF_CONFIG" in reason
+    (reason,) = training_refusals(_config(tmp_path), "torch")
+    assert "KERAS_BACKEND=torch" in reason
+
+
+def test_tensorflow_checkpoints_are_not_resumed_here(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "checkpoint").write_text("")
+    with pytest.raises(RunMismatch, match="TensorFlow trainer"):
+        neutral_checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
+
+
+def test_resume_removes_killed_checkpoint_writes(tmp_path):
+    import socket
+
+    from keras_elmo.training.run_record import write_record
+
+    record = {
+        "format": "npz-1",
+        "version": "v",
+        "model": "m",
+        "corpus": {"train": None, "valid": None},
+        "vocabulary": "w",
+        "init_from": None,
+        "settings": {},
+    }
+    write_record(str(tmp_path), record)
+    directory = tmp_path / "checkpoints"
+    directory.mkdir()
+    (directory / "ckpt-000000004.npz").write_bytes(b"")
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+    )
+    pid = int(dead.stdout)
+    killed = (
+        directory / f".ckpt-000000008.npz.{socket.gethostname()}-{pid}.x.tmp"
+    )
+    killed.write_bytes(b"half")
+    latest = neutral_checkpoints.prepare_run(str(tmp_path), record)
+    assert latest == str(directory / "ckpt-000000004.npz")
+    assert not killed.exists()
+    assert (directory / "ckpt-000000004.npz").exists()
+
+
+def test_neutral_trainer_refuses_tensorflow(tmp_path):
+    from keras_elmo.training.neutral_trainer import NeutralTrainer
+
+    with pytest.raises(ValueError, match="use keras_elmo.training.trainer"):
+        NeutralTrainer(_config(tmp_path))
