@@ -59,6 +59,8 @@ CAVEATS = {
         "setting; tokens/s taken on a loaded, shared machine."
     ),
     "benchmarks/results/bilm_tf_training.json": (
+        "Measured at d3a082e; training/trainer.py changed after it only "
+        "by moving the epoch summary into training/history.epoch_result. "
         "Two rounds, the order reversed in the second; a helper's tests "
         "ran at low priority beside both (the load before each run is "
         "in the file), so the seconds are noisier than the perplexities, which "

@@ -3,7 +3,32 @@
 import json
 import os
 
+import numpy as np
+
 from keras_elmo.utils.atomic import atomic_write
+
+
+def epoch_result(epoch, sums, counts, steps, learning_rate, tokens, seconds):
+    """The history entry of one finished epoch (either trainer's).
+
+    `sums` and `counts` are the epoch's `[2]` cross-entropy sums and real
+    token counts (forward, backward), so
+
+        loss = (sums[0] / counts[0] + sums[1] / counts[1]) / 2,
+        perplexity = exp(loss);
+
+    `tokens` are the forward tokens seen in `seconds` by this run.
+    """
+    mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
+    return {
+        "epoch": epoch + 1,
+        "loss": float(mean),
+        "perplexity": float(np.exp(mean)),
+        "steps": steps,
+        "learning_rate": learning_rate,
+        "tokens_per_second": tokens / max(seconds, 1e-9),
+        "seconds": seconds,
+    }
 
 
 class EpochHistory:

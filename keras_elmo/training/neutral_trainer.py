@@ -35,6 +35,7 @@ from keras_elmo.training import neutral_checkpoints
 from keras_elmo.training.backend_limits import NEUTRAL_TRAINING_BACKENDS
 from keras_elmo.training.backend_limits import check_training_backend
 from keras_elmo.training.history import EpochHistory
+from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.training.jax_train_step import make_jax_step
 from keras_elmo.training.lm_loss import check_sampler_fits
@@ -321,17 +322,10 @@ class NeutralTrainer:
             logs["tokens_per_second"] = rate
             callbacks.on_train_batch_end(done, logs)
         callbacks.on_epoch_end(epoch)
-        mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
         seconds = time.perf_counter() - start
-        return {
-            "epoch": epoch + 1,
-            "loss": float(mean),
-            "perplexity": float(np.exp(mean)),
-            "steps": done,
-            "learning_rate": learning_rate,
-            "tokens_per_second": tokens_seen / max(seconds, 1e-9),
-            "seconds": seconds,
-        }
+        return epoch_result(
+            epoch, sums, counts, done, learning_rate, tokens_seen, seconds
+        )
 
     def write_outputs(self):
         """Writes options.json, weights.hdf5, softmax.hdf5, vocab.txt and

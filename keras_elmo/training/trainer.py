@@ -34,6 +34,7 @@ from keras_elmo.training import run_record
 from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.history import EpochHistory
+from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import load_init_from
 from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.training.lm_loss import check_sampler_fits
@@ -331,17 +332,10 @@ class Trainer:
             logs["tokens_per_second"] = rate
             callbacks.on_train_batch_end(done, logs)
         callbacks.on_epoch_end(epoch)
-        mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
         seconds = time.perf_counter() - start
-        return {
-            "epoch": epoch + 1,
-            "loss": float(mean),
-            "perplexity": float(np.exp(mean)),
-            "steps": done,
-            "learning_rate": learning_rate,
-            "tokens_per_second": tokens_seen / max(seconds, 1e-9),
-            "seconds": seconds,
-        }
+        return epoch_result(
+            epoch, sums, counts, done, learning_rate, tokens_seen, seconds
+        )
 
     def _step_applied(self, loss, applied, norm, step, epoch, batch):
         """Whether the step's update counts: False for a float16 overflow
