@@ -60,7 +60,8 @@ CAVEATS = {
     ),
     "benchmarks/results/bilm_tf_training.json": (
         "Measured at d3a082e; training/trainer.py changed after it only "
-        "by moving the epoch summary into training/history.epoch_result. "
+        "by moving code the JAX trainer shares into helpers (epoch "
+        "summary, step logs, output files). "
         "Two rounds, the order reversed in the second; a helper's tests "
         "ran at low priority beside both (the load before each run is "
         "in the file), so the seconds are noisier than the perplexities, which "
@@ -89,7 +90,9 @@ CAVEATS = {
     ),
     "examples/results/word_sense_wordnet.json": (
         "examples/word_sense_wordnet.py changed after aeb13d1; not rerun "
-        "(needs the CoVe encoder, which is not committed)."
+        "(it runs with the committed CoVe encoder, "
+        "examples/models/cove_encoder.keras, once WordNet and GloVe are "
+        "fetched)."
     ),
     "benchmarks/results/profile_real_text.json": (
         "Measured while other jobs shared the 2 cores (the load is in "

@@ -5,6 +5,28 @@ import tensorflow as tf
 from keras_elmo.data.lm_dataset import make_lm_dataset
 
 
+def epoch_batches(config, vocabulary, epoch, replica_index=0, num_replicas=1):
+    """The training batches of 0-based `epoch`, one replica's slice.
+
+    `make_lm_dataset` over `config.train` in global batches of
+    `config.batch_size` sentences, shuffled with the seed
+    `config.seed + epoch` (the same batches on every run of that epoch,
+    so a resume can skip to where it stopped); both trainers read this.
+    """
+    return make_lm_dataset(
+        config.train,
+        vocabulary,
+        global_batch_size=config.batch_size,
+        max_tokens=config.max_tokens,
+        shuffle=True,
+        shuffle_buffer=config.shuffle_buffer,
+        seed=config.seed + epoch,
+        bucket_boundaries=config.bucket_boundaries,
+        replica_index=replica_index,
+        num_replicas=num_replicas,
+    )
+
+
 def distributed_lm_dataset(strategy, config, vocabulary, epoch, skip_batches):
     """The batches of 0-based `epoch`, from batch `skip_batches` on.
 
@@ -31,18 +53,9 @@ def distributed_lm_dataset(strategy, config, vocabulary, epoch, skip_batches):
         local = replicas // context.num_input_pipelines
         first = context.input_pipeline_id * local
         slices = [
-            make_lm_dataset(
-                config.train,
-                vocabulary,
-                global_batch_size=config.batch_size,
-                max_tokens=config.max_tokens,
-                shuffle=True,
-                shuffle_buffer=config.shuffle_buffer,
-                seed=config.seed + epoch,
-                bucket_boundaries=config.bucket_boundaries,
-                replica_index=first + r,
-                num_replicas=replicas,
-            ).skip(skip_batches)
+            epoch_batches(config, vocabulary, epoch, first + r, replicas).skip(
+                skip_batches
+            )
             for r in range(local)
         ]
         if local == 1:

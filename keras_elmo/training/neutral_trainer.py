@@ -27,13 +27,13 @@ import time
 import keras
 import numpy as np
 
-from keras_elmo.data.lm_dataset import make_lm_dataset
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import neutral_checkpoints
 from keras_elmo.training.backend_limits import NEUTRAL_TRAINING_BACKENDS
 from keras_elmo.training.backend_limits import check_training_backend
+from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import resolve_model_config
@@ -41,9 +41,9 @@ from keras_elmo.training.jax_train_step import make_jax_step
 from keras_elmo.training.lm_loss import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
+from keras_elmo.training.step_callbacks import step_logs
+from keras_elmo.training.trained_model import write_trained_model
 from keras_elmo.training.trainer import TrainingDiverged
-from keras_elmo.utils.atomic import save_keras_atomically
-from keras_elmo.weights import model_files
 
 logger = logging.getLogger(__name__)
 
@@ -225,17 +225,7 @@ class NeutralTrainer:
         return list(self.history.entries)
 
     def _batches(self, epoch, skip):
-        config = self.config
-        dataset = make_lm_dataset(
-            config.train,
-            self.vocabulary,
-            global_batch_size=config.batch_size,
-            max_tokens=config.max_tokens,
-            shuffle=True,
-            shuffle_buffer=config.shuffle_buffer,
-            seed=config.seed + epoch,
-            bucket_boundaries=config.bucket_boundaries,
-        ).skip(skip)
+        dataset = epoch_batches(self.config, self.vocabulary, epoch).skip(skip)
         for features, targets in dataset.as_numpy_iterator():
             yield self._on_devices(
                 pad_steps(
@@ -317,9 +307,7 @@ class NeutralTrainer:
             )
             if position["step"] % config.checkpoint_every == 0:
                 self.save_checkpoint()
-            rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
-            logs = {"step": step + 1, "loss": loss, "gradient_norm": norm}
-            logs["tokens_per_second"] = rate
+            logs = step_logs(step + 1, loss, norm, tokens_seen, start)
             callbacks.on_train_batch_end(done, logs)
         callbacks.on_epoch_end(epoch)
         seconds = time.perf_counter() - start
@@ -330,14 +318,7 @@ class NeutralTrainer:
     def write_outputs(self):
         """Writes options.json, weights.hdf5, softmax.hdf5, vocab.txt and
         bilm.keras, as `Trainer.write_outputs`."""
-        paths = model_files.model_paths(self.config.out_dir)
-        backbone = self.model.backbone
-        backbone.save_allennlp(paths["options"], paths["weights"])
-        model_files.save_softmax_hdf5(self.model.softmax, paths["softmax"])
-        self.vocabulary.save(paths["vocabulary"])
-        inference = BiLM.from_allennlp(paths["options"], paths["weights"])
-        save_keras_atomically(inference, paths["keras"])
-        logger.info("Wrote the trained model to %s", self.config.out_dir)
+        write_trained_model(self.model, self.vocabulary, self.config.out_dir)
 
 
 def pad_steps(char_ids, forward, backward, multiple=PAD_STEPS_TO):

@@ -17,6 +17,8 @@ loop's thread, before the next step: a checkpoint holds exactly the state
 after its step.
 """
 
+import time
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -104,3 +106,16 @@ class StepCheckpoints(EveryNSteps):
 
     def at_step(self, step, logs):
         self.manager.save(checkpoint_number=step)
+
+
+def step_logs(step, loss, norm, tokens, start):
+    """The logs both trainers pass to `on_train_batch_end` after a step:
+    the step number, its loss and gradient norm, and the forward tokens
+    per second since `start` (a `time.perf_counter()` value)."""
+    rate = tokens / max(time.perf_counter() - start, 1e-9)
+    return {
+        "step": step,
+        "loss": loss,
+        "gradient_norm": norm,
+        "tokens_per_second": rate,
+    }

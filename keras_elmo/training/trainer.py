@@ -44,11 +44,11 @@ from keras_elmo.training.loss_scale import dtype_policy
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.step_callbacks import step_callbacks
+from keras_elmo.training.step_callbacks import step_logs
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
+from keras_elmo.training.trained_model import write_trained_model
 from keras_elmo.training.validation_rules import ValidationRules
-from keras_elmo.utils.atomic import save_keras_atomically
-from keras_elmo.weights import model_files
 
 logger = logging.getLogger(__name__)
 
@@ -327,9 +327,7 @@ class Trainer:
             self.state.batch_in_epoch.assign(done)
             self.state.keep_epoch_totals(sums, counts)
             self.loss_scale.good_step()
-            rate = tokens_seen / max(time.perf_counter() - start, 1e-9)
-            logs = {"step": step + 1, "loss": loss, "gradient_norm": norm}
-            logs["tokens_per_second"] = rate
+            logs = step_logs(step + 1, loss, norm, tokens_seen, start)
             callbacks.on_train_batch_end(done, logs)
         callbacks.on_epoch_end(epoch)
         seconds = time.perf_counter() - start
@@ -361,11 +359,4 @@ class Trainer:
 
     def write_outputs(self):
         """Writes options.json, weights.hdf5, softmax.hdf5, vocab, .keras."""
-        paths = model_files.model_paths(self.config.out_dir)
-        backbone = self.model.backbone
-        backbone.save_allennlp(paths["options"], paths["weights"])
-        model_files.save_softmax_hdf5(self.model.softmax, paths["softmax"])
-        self.vocabulary.save(paths["vocabulary"])
-        inference = BiLM.from_allennlp(paths["options"], paths["weights"])
-        save_keras_atomically(inference, paths["keras"])
-        logger.info("Wrote the trained model to %s", self.config.out_dir)
+        write_trained_model(self.model, self.vocabulary, self.config.out_dir)
