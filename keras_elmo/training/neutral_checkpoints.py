@@ -1,6 +1,7 @@
 """Checkpoints of the backend-neutral trainer: one `.npz` per save.
 
-`OUT/checkpoints/ckpt-<step>.npz` holds, as plain arrays (no pickle):
+`OUT/checkpoints/ckpt-<step>.npz` holds plain arrays (no Python
+objects; read with `allow_pickle=False`):
 
 - `model/<i>`: the model's variables in `model.variables` order (the
   weights and the Keras seed-generator states that drive dropout), with
