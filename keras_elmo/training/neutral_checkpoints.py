@@ -27,7 +27,6 @@ import glob
 import logging
 import os
 import re
-import shutil
 
 import numpy as np
 
@@ -142,9 +141,7 @@ def prepare_run(out_dir, record, force=False):
     earlier one and writes `record` before its first checkpoint.
     """
     directory = checkpoint_dir(out_dir)
-    if os.path.isdir(out_dir):
-        for path in _outputs(out_dir):
-            remove_abandoned(path)
+    run_record.remove_temporaries(out_dir)
     if os.path.isdir(directory):
         # The temporaries of killed saves: `.ckpt-<step>.npz.HOST-PID.*`.
         for entry in os.listdir(directory):
@@ -168,19 +165,5 @@ def prepare_run(out_dir, record, force=False):
             "Starting over (force=True): discarding the checkpoints in %s.",
             directory,
         )
-    for name in ("checkpoints", "best", "logs"):
-        shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
-    history = os.path.join(out_dir, "history.json")
-    if os.path.exists(history):
-        os.remove(history)
-    run_record.write_record(out_dir, record)
+    run_record.start_fresh(out_dir, record)
     return None
-
-
-def _outputs(out_dir):
-    from keras_elmo.weights import model_files
-
-    paths = list(model_files.model_paths(out_dir).values())
-    paths.append(run_record.record_path(out_dir))
-    paths.append(os.path.join(out_dir, "history.json"))
-    return paths

@@ -198,12 +198,11 @@ def prepare_run(out_dir, record, force=False, chief=True, verify=True):
     also removes the temporaries of killed atomic writes beside the
     run's outputs, history and record (`atomic.remove_abandoned`).
     """
-    import shutil
 
     import tensorflow as tf
 
     if chief:
-        _remove_temporaries(out_dir)
+        remove_temporaries(out_dir)
     directory = os.path.join(out_dir, "checkpoints")
     latest = None
     if os.path.isdir(directory):
@@ -228,6 +227,18 @@ def prepare_run(out_dir, record, force=False, chief=True, verify=True):
             "Starting over (force=True): discarding the checkpoints in %s.",
             directory,
         )
+    start_fresh(out_dir, record)
+    return None
+
+
+def start_fresh(out_dir, record):
+    """A fresh run's start, for either trainer: removes what an earlier
+    run left (checkpoints, best, logs, history; the TensorFlow
+    `checkpoint` indexes first, so a kill part-way leaves no checkpoint
+    to resume, only files a fresh run overwrites or ignores), then
+    writes `record`, before the first checkpoint."""
+    import shutil
+
     for name in ("checkpoints", "best"):
         index = os.path.join(out_dir, name, "checkpoint")
         if os.path.exists(index):
@@ -238,10 +249,12 @@ def prepare_run(out_dir, record, force=False, chief=True, verify=True):
     if os.path.exists(history):
         os.remove(history)
     write_record(out_dir, record)
-    return None
 
 
-def _remove_temporaries(out_dir):
+def remove_temporaries(out_dir):
+    """Removes the temporaries of killed atomic writes beside a run's
+    outputs, record and history (`atomic.remove_abandoned`: only those
+    of dead processes)."""
     from keras_elmo.utils.atomic import remove_abandoned
     from keras_elmo.weights import model_files
 
