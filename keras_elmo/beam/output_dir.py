@@ -61,25 +61,12 @@ def _recorded_run(output_dir):
 
 
 def _since(output_dir, current):
-    """What the refusal says about the finished run in `output_dir`
-    compared with `current()` (the run about to start)."""
-    from keras_elmo.export.run_identity import changes
+    """What the refusal says about a finished run in `output_dir`."""
+    from keras_elmo.export.run_identity import finished_run_note
 
-    recorded = _recorded_run(output_dir)
-    if recorded is None or current is None:
+    if current is None:
         return ""
-    if not recorded:
-        return (
-            " It is a finished run whose manifest records no run identity "
-            "(an earlier keras_elmo version)."
-        )
-    different = changes(recorded, current())
-    if not different:
-        return (
-            " It is a finished run of the same model, input files, settings "
-            "and version: nothing to redo."
-        )
-    return f" It is a finished run; changed: {'; '.join(different)}."
+    return finished_run_note(_recorded_run(output_dir), current)
 
 
 def prepare_output_dir(output_dir, force=False, current=None):

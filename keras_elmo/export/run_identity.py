@@ -187,12 +187,38 @@ def changes(recorded, current):
     return found
 
 
+def finished_run_note(recorded, current):
+    """The sentence a refused rerun over a finished output adds (Beam,
+    Spark): what changed since the run it records.
+
+    Args:
+        recorded: dict or None. The output's recorded `run_record`; None
+            when there is no finished output, `{}` when it records none.
+        current: callable returning this run's `run_record` (called only
+            when there is something to compare).
+    """
+    if recorded is None:
+        return ""
+    if not recorded:
+        return (
+            " It is a finished run whose manifest records no run identity "
+            "(an earlier keras_elmo version)."
+        )
+    different = changes(recorded, current())
+    if not different:
+        return (
+            " It is a finished run of the same model, input files, settings "
+            "and version: nothing to redo."
+        )
+    return f" It is a finished run; changed: {'; '.join(different)}."
+
+
 def _input_changes(old, new):
     """What differs between two input identities: one file's content, or
     for several files (`{"files": {path: identity}}`) each file added,
     gone or changed."""
     if "files" not in new:
-        if old.get("sha256") == new["sha256"]:
+        if not _differ(old, new):
             return []
         return [f"the input file's content ({_content(old, new)})"]
     old_files, new_files = old.get("files") or {}, new["files"]
@@ -203,11 +229,20 @@ def _input_changes(old, new):
             found.append(f"the input files (new: {path})")
         elif after is None:
             found.append(f"the input files (gone: {path})")
-        elif before.get("sha256") != after.get("sha256"):
+        elif _differ(before, after):
             found.append(
                 f"the content of input file {path} ({_content(before, after)})"
             )
     return found
+
+
+def _differ(old, new):
+    """Content digests decide; a file with none (a remote Spark input) is
+    compared by size and modification time."""
+    if old.get("sha256") is None or new.get("sha256") is None:
+        keys = ("size", "mtime_ns", "sha256")
+        return any(old.get(k) != new.get(k) for k in keys)
+    return old["sha256"] != new["sha256"]
 
 
 def _content(old, new):
