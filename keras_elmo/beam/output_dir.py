@@ -6,10 +6,14 @@ output directory (and, while it writes them, Beam's temporary folder
 A rerun over a directory holding any of them would leave old shards
 next to new ones (a different shard count does not overwrite them all),
 so it is refused unless `force`, which deletes them first. Other files
-in the directory are left alone.
+in the directory are left alone. When the directory holds a finished
+run, the refusal says what changed since that run (the model, an input
+file, a setting, the version: `keras_elmo.beam.run_manifest`), or that
+nothing did.
 """
 
 import glob
+import json
 import logging
 import os
 
@@ -44,12 +48,42 @@ def existing_outputs(output_dir):
     return sorted(found)
 
 
-def prepare_output_dir(output_dir, force=False):
+def _recorded_run(output_dir):
+    """The `run` of a finished output's manifest; None when there is no
+    readable manifest, `{}` when it records none (an earlier version)."""
+    path = FileSystems.join(output_dir, MANIFEST)
+    try:
+        with FileSystems.open(path) as f:
+            manifest = json.loads(f.read())
+    except (OSError, ValueError):  # Beam's IOError is an OSError
+        return None
+    return manifest.get("run") or {} if isinstance(manifest, dict) else None
+
+
+def _since(output_dir, current):
+    """What the refusal says about a finished run in `output_dir`."""
+    from keras_elmo.export.run_identity import finished_run_note
+
+    if current is None:
+        return ""
+    return finished_run_note(_recorded_run(output_dir), current)
+
+
+def prepare_output_dir(output_dir, force=False, current=None):
     """Checks `output_dir` before a run; with `force`, deletes an earlier
     run's shards, manifest and temporary files.
 
+    Args:
+        output_dir: str. The output directory (any Beam file system).
+        force: bool. Delete an earlier run's files.
+        current: callable or None. Returns this run's record
+            (`keras_elmo.beam.run_manifest.current_record`); called only
+            to compare with a finished run found in `output_dir`, for the
+            refusal's message.
+
     Raises:
-        FileExistsError: an earlier run's files are there and not `force`.
+        FileExistsError: an earlier run's files are there and not `force`;
+            for a finished run, the message names what changed since.
     """
     old = existing_outputs(output_dir)
     if old and not force:
@@ -57,7 +91,7 @@ def prepare_output_dir(output_dir, force=False):
             f"Output {output_dir!r} already holds {len(old)} file(s) of an "
             f"earlier run (e.g. {old[0]!r}); new shards would mix with "
             "them. Pass `force=True` to delete them first, or choose another "
-            "output."
+            f"output.{_since(output_dir, current)}"
         )
     if old:
         logger.warning("Deleting %d files of an earlier run.", len(old))

@@ -1,6 +1,7 @@
 """The Beam pipeline of `keras-elmo embed --runner`: files -> TFRecord shards.
 
-    lines  --ReadSentences-->  ((file, line), (sentence, tokens))
+    lines  --ReadSentences-->  ((file, line), (sentence, tokens)),
+                               and (file, identity) once per file
            --Spread--------->  the same, redistributed (`beam.Reshuffle`)
            --EmbedBatches--->  (key, sentence, tokens, vectors, model_id)
                                (RunInference + `BiLMModelHandler`:
@@ -14,7 +15,13 @@ it a runner fuses reading and embedding, and one file is embedded by
 one worker (measured on the local runner: docs/BEAM.md). Batching:
 `keras_elmo.beam.model_handler`; shards, counts and faults:
 `keras_elmo.beam.write_embeddings`.
+
+What produced the output goes into its manifest as `run`
+(`keras_elmo.beam.run_manifest`): each input file's identity is taken by
+the worker that reads it, from the bytes it reads (no second read).
 """
+
+import hashlib
 
 import apache_beam as beam
 from apache_beam.io import fileio
@@ -29,12 +36,20 @@ from keras_elmo.export.embed_lines import decode_line
 from keras_elmo.export.embed_lines import sentence_text
 from keras_elmo.export.embed_lines import sentence_tokens
 
+INPUT_FILES = "input_files"  # the tag of `_ReadLines`' identities
+
 
 class _ReadLines(beam.DoFn):
-    """A matched file -> `((path, line), (sentence, tokens))` per line."""
+    """A matched file -> `((path, line), (sentence, tokens))` per line,
+    then `(path, identity)` on the `INPUT_FILES` output: its size and
+    modification time, and the sha256 of its content as read
+    (decompressed for `.gz`: for a plain file, the sha256 of its bytes,
+    as `keras_elmo.export.run_identity.input_identity` records it)."""
 
     def process(self, readable_file):
-        path = readable_file.metadata.path
+        metadata = readable_file.metadata
+        path = metadata.path
+        digest = hashlib.sha256()
         with FileSystems.open(
             path,
             mime_type="application/octet-stream",
@@ -45,12 +60,26 @@ class _ReadLines(beam.DoFn):
                 raw = f.readline()
                 if not raw:
                     break
+                digest.update(raw)
                 line = decode_line(raw)
                 sentence = sentence_text(line).encode(
                     "utf-8", "surrogateescape"
                 )
                 yield (path, number), (sentence, tuple(sentence_tokens(line)))
                 number += 1
+        identity = {
+            "size": metadata.size_in_bytes,
+            "mtime_ns": int(metadata.last_updated_in_seconds * 1e9),
+            "sha256": digest.hexdigest(),
+        }
+        yield beam.pvalue.TaggedOutput(INPUT_FILES, (path, identity))
+
+
+def _checked_identity(element):
+    path, identity = element
+    if not isinstance(path, str):
+        raise TypeError(f"Expected a (path, identity) pair, got {element!r}.")
+    return path, identity
 
 
 class ReadSentences(beam.PTransform):
@@ -59,15 +88,17 @@ class ReadSentences(beam.PTransform):
     Each line (ending at `\\n`) gives `((path, line_number), (sentence,
     tokens))` exactly as `keras-elmo embed` reads it
     (`keras_elmo.export.embed_lines`); blank and non-UTF-8 lines are kept.
-    A pattern that matches no file fails the pipeline.
+    A pattern that matches no file fails the pipeline. Once applied,
+    `input_files` is the PCollection of `(path, identity)` per file read.
     """
 
     def __init__(self, patterns):
         super().__init__()
         self.patterns = list(patterns)
+        self.input_files = None
 
     def expand(self, pbegin):
-        return (
+        read = (
             pbegin
             | "Patterns" >> beam.Create(self.patterns)
             | "Match"
@@ -75,8 +106,16 @@ class ReadSentences(beam.PTransform):
                 empty_match_treatment=fileio.EmptyMatchTreatment.DISALLOW
             )
             | "Open" >> fileio.ReadMatches()
-            | "Lines" >> beam.ParDo(_ReadLines())
+            | "Lines"
+            >> beam.ParDo(_ReadLines()).with_outputs(INPUT_FILES, main="lines")
         )
+        # A step of its own: Beam 2.77's BundleBasedDirectRunner hands a
+        # side input read straight from a tagged output the main
+        # output's elements too.
+        self.input_files = read[INPUT_FILES] | "InputFiles" >> beam.Map(
+            _checked_identity
+        )
+        return read.lines
 
 
 def _flatten(keyed_result):
@@ -119,11 +158,15 @@ def embed_corpus(
             first).
         model_handler: a `BiLMModelHandler` (model, layers, dtype,
             batching).
-        header: dict. Manifest entries (input, options); the model's
-            shapes and digest come from the workers.
+        header: dict. Manifest entries (input, options, and `run`, what
+            the launcher knows of the run record:
+            `keras_elmo.beam.run_manifest.launch_record`); the model's
+            shapes and digest and the input files' identities come from
+            the workers.
         num_shards: int. Output shards; 0 lets the runner choose.
     """
-    sentences = pipeline | "Read" >> ReadSentences(patterns)
+    read = ReadSentences(patterns)
+    sentences = pipeline | "Read" >> read
     lines_read = sentences | "LinesRead" >> beam.combiners.Count.Globally()
     records = (
         sentences
@@ -131,7 +174,12 @@ def embed_corpus(
         | "Embed" >> EmbedBatches(model_handler)
     )
     return records | "Write" >> WriteEmbeddings(
-        output_dir, header, model_handler.dtype, num_shards, lines_read
+        output_dir,
+        header,
+        model_handler.dtype,
+        num_shards,
+        lines_read,
+        input_files=read.input_files,
     )
 
 

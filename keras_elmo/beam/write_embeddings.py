@@ -15,6 +15,9 @@ counted back in parallel), that they hold exactly one record per
 embedded line, that (from `embed_corpus`) every line read was embedded,
 and that every worker loaded the same model: a record lost anywhere on
 the way fails the pipeline instead of leaving a silently short output.
+It records what produced the output as `run`
+(`keras_elmo.beam.run_manifest`: the model, each input file's size,
+mtime and sha256, the settings, the package version).
 """
 
 import json
@@ -25,6 +28,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.tfrecordio import WriteToTFRecord
 
+from keras_elmo.beam.run_manifest import completed_record
 from keras_elmo.export.embed_lines import is_utf8
 from keras_elmo.export.embedding_records import COUNTS
 from keras_elmo.export.embedding_records import FORMAT
@@ -173,10 +177,15 @@ class _WriteManifest(beam.DoFn):
         self.output_dir = output_dir
         self.header = header
 
-    def process(self, _, counts, files, written, lines_read, model_ids):
+    def process(
+        self, _, counts, files, written, lines_read, model_ids, input_files
+    ):
         check_shard_counts(counts, written, lines_read)
         manifest = dict(self.header)
         manifest.update(check_one_model(model_ids))
+        manifest["run"] = completed_record(
+            self.header, manifest["model_identity"], input_files
+        )
         manifest["counts"] = dict(zip(COUNTS, counts))
         manifest["counts"]["shards"] = len(written)
         manifest["files"] = dict(sorted(files.items()))
@@ -206,6 +215,9 @@ class WriteEmbeddings(beam.PTransform):
         lines_read: optional PCollection holding one int, the lines read
             upstream; the manifest is then written only if every one of
             them reached the shards.
+        input_files: optional PCollection of `(path, identity)`, the
+            input files read (`ReadSentences.input_files`), recorded in
+            the manifest's `run`.
     """
 
     def __init__(
@@ -215,9 +227,11 @@ class WriteEmbeddings(beam.PTransform):
         dtype="float32",
         num_shards=0,
         lines_read=None,
+        input_files=None,
     ):
         super().__init__()
         self.lines_read = lines_read
+        self.input_files = input_files
         self.output_dir = output_dir
         self.header = dict(header, format=FORMAT, dtype=dtype)
         self.dtype = dtype
@@ -263,6 +277,9 @@ class WriteEmbeddings(beam.PTransform):
         lines_read = self.lines_read
         if lines_read is None:
             lines_read = pipeline | "NotCounted" >> beam.Create([None])
+        input_files = self.input_files
+        if input_files is None:
+            input_files = pipeline | "NoInputFiles" >> beam.Create([])
         return (
             pipeline
             | "Once" >> beam.Create([None])
@@ -274,5 +291,6 @@ class WriteEmbeddings(beam.PTransform):
                 beam.pvalue.AsList(written),
                 beam.pvalue.AsSingleton(lines_read),
                 beam.pvalue.AsList(models),
+                beam.pvalue.AsDict(input_files),
             )
         )

@@ -111,7 +111,8 @@ def run_beam(args):
 
     Workers load the model from the spec of the command's flags
     (`keras_elmo.export.model_spec.load_spec`), as the in-process command
-    does; this process never loads it.
+    does; this process never loads it: the manifest's run record digests
+    the model's files (`keras_elmo.beam.run_manifest`).
     """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
@@ -133,6 +134,8 @@ def run_beam(args):
     from keras_elmo.beam import run_embed_corpus
     from keras_elmo.beam.model_handler import default_worker_threads
     from keras_elmo.beam.model_handler import describe_spec
+    from keras_elmo.beam.run_manifest import current_record
+    from keras_elmo.beam.run_manifest import launch_record
 
     pattern = _absolute(args.input)
     output = _absolute(args.output)
@@ -141,7 +144,8 @@ def run_beam(args):
     pipeline_args += list(args.pipeline_options or [])
     _set_file_system_options(pipeline_args)
     header = describe_spec(spec)  # the workers load the model
-    header.update(input=pattern, layers=args.layers)
+    launch = launch_record(spec, args.layers, args.dtype)  # file digests
+    header.update(input=pattern, layers=args.layers, run=launch)
     threads = args.worker_threads
     if threads is None:
         threads = default_worker_threads(pipeline_args)
@@ -154,7 +158,11 @@ def run_beam(args):
         threads=threads,
         batching=args.batching,
     )
-    prepare_output_dir(output, force=args.force)
+    prepare_output_dir(
+        output,
+        force=args.force,
+        current=lambda: current_record(launch, [pattern]),
+    )
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
     run_embed_corpus(
         pipeline_args,

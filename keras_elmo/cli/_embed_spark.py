@@ -14,6 +14,7 @@ own model loader, so the model arguments (`--preset`, `--model`,
 interpreter). Needs `pip install 'keras-elmo[spark]'` and Java 17+.
 """
 
+import json
 import os
 import sys
 
@@ -78,7 +79,32 @@ def _check_args(args):
         if not args.force:
             raise FileExistsError(
                 f"Output {args.output!r} exists; pass --force to overwrite it."
+                + _finished_run_note(args)
             )
+
+
+def _finished_run_note(args):
+    """What changed since the run a finished local folder output records
+    (`keras_elmo.spark.run_manifest`), read without starting Spark."""
+    from keras_elmo.cli._model_args import model_spec
+    from keras_elmo.export.run_identity import finished_run_note
+    from keras_elmo.spark.embed_file import MANIFEST
+    from keras_elmo.spark.run_manifest import current_record
+
+    path = os.path.join(args.output, MANIFEST)
+    if "://" in args.input or not os.path.isfile(path):
+        return ""
+    try:
+        with open(path, encoding="utf-8") as f:
+            recorded = json.load(f).get("run") or {}
+    except (OSError, ValueError, AttributeError):
+        return ""
+    spec = model_spec(args)
+    layers, dtype = args.layers, args.dtype
+    return finished_run_note(
+        recorded,
+        lambda: current_record(None, args.input, spec, None, layers, dtype),
+    )
 
 
 def _absolute(path):

@@ -15,7 +15,14 @@ input file, are never mixed in one output.
   sha256 of `saved_model.pb` and `variables/`;
 - an input file (`input_identity`): its size, modification time and the
   sha256 of its bytes. Only the content decides: a file touched but not
-  changed resumes.
+  changed resumes. Several input files (a Beam or Spark run) are
+  `{"files": {path: identity}}`, compared file by file;
+- the model a spec names, from its files alone (`model_files_identity`),
+  for a process that must not load it (a Beam launcher, a Spark driver):
+  the sha256 of `options.json` and of the weights file, or of a `.keras`
+  file or an ELMoForManyLangs folder, or a SavedModel's identity; a
+  source this process cannot read without downloading it (a published
+  name, a URL, `hf://`) is identified by its name only.
 """
 
 import hashlib
@@ -80,6 +87,77 @@ def input_identity(path):
     }
 
 
+def model_files_identity(spec):
+    """The identity of the model `spec` names
+    (`keras_elmo.export.model_spec`), digested from its files: nothing is
+    loaded, and nothing is downloaded.
+
+    Returns:
+        `{"kind": "random_weights", "architecture", "seed"}`;
+        `{"kind": "files", "format", "options", "weights", "vocabulary"}`
+        for a local AllenNLP pair, folder or shipped preset (sha256 of
+        each file; `vocabulary` the token-cache vocabulary, as in
+        `bilm_identity`); `{"kind": "files", "format", "tree",
+        "vocabulary"}` for a `.keras` file, an ELMoForManyLangs folder or a
+        local archive (sha256 of its bytes, `sha256_tree`); a SavedModel's
+        `saved_model_identity`; else `{"kind": "source", "source"}`: a
+        published name, a URL or `hf://`, named only (published presets
+        and archives are pinned by their sha256 when downloaded).
+    """
+    from keras_elmo.export.model_spec import check_spec
+    from keras_elmo.export.model_spec import source_of
+
+    check_spec(spec)
+    if spec.get("random_weights"):
+        seed = spec.get("seed")
+        return {
+            "kind": "random_weights",
+            "architecture": spec["random_weights"],
+            "seed": 0 if seed is None else seed,
+            "vocabulary": _vocabulary_digest(spec.get("vocab")),
+        }
+    resolved = _local_model(source_of(spec))
+    if resolved is None:
+        return {"kind": "source", "source": repr(source_of(spec))}
+    if isinstance(resolved, str):  # a local archive, not unpacked here
+        fields = {"format": "archive", "tree": sha256_file(resolved)}
+    elif resolved.format == "saved_model":
+        return saved_model_identity(resolved.path)
+    elif resolved.format == "allennlp":
+        fields = {
+            "format": "allennlp",
+            "options": sha256_file(resolved.options),
+            "weights": sha256_file(resolved.weights),
+        }
+    else:
+        fields = {"format": resolved.format, "tree": sha256_tree(resolved.path)}
+    vocabulary = _vocabulary_digest(spec.get("vocab"))
+    return {"kind": "files", **fields, "vocabulary": vocabulary}
+
+
+def _local_model(source):
+    """The `ResolvedModel` of a source on this machine's disk, the path
+    of a local archive, or None (a source that would be downloaded)."""
+    from keras_elmo.presets import archives
+    from keras_elmo.presets import available_presets
+    from keras_elmo.presets.model_formats import allennlp_files
+    from keras_elmo.presets.model_formats import detect_model
+    from keras_elmo.presets.sources import resolve_model
+
+    if isinstance(source, (list, tuple)):
+        if all(os.path.isfile(str(p)) for p in source):
+            return allennlp_files(str(source[0]), str(source[1]), "pair")
+        return None
+    source = os.fspath(source)
+    if source in available_presets():
+        return resolve_model(source)
+    if "://" in source or not os.path.exists(source):
+        return None
+    if os.path.isfile(source) and archives.is_archive_name(source):
+        return source
+    return detect_model(source)
+
+
 def run_record(model, input_file, settings):
     """The identity a resumable output records (JSON-serialisable)."""
     return {
@@ -98,13 +176,7 @@ def changes(recorded, current):
     old, new = recorded.get("model"), current["model"]
     if old != new:
         found.append(f"the model ({_short(old)} -> {_short(new)})")
-    old, new = recorded.get("input") or {}, current["input"]
-    if old.get("sha256") != new["sha256"]:
-        found.append(
-            f"the input file's content (size {old.get('size')} -> "
-            f"{new['size']} bytes, sha256 {str(old.get('sha256'))[:12]} -> "
-            f"{new['sha256'][:12]})"
-        )
+    found += _input_changes(recorded.get("input") or {}, current["input"])
     old, new = recorded.get("settings") or {}, current["settings"]
     for key in sorted(set(old) | set(new)):
         if old.get(key) != new.get(key):
@@ -113,6 +185,71 @@ def changes(recorded, current):
     if old != new:
         found.append(f"the keras_elmo version ({old} -> {new})")
     return found
+
+
+def finished_run_note(recorded, current):
+    """The sentence a refused rerun over a finished output adds (Beam,
+    Spark): what changed since the run it records.
+
+    Args:
+        recorded: dict or None. The output's recorded `run_record`; None
+            when there is no finished output, `{}` when it records none.
+        current: callable returning this run's `run_record` (called only
+            when there is something to compare).
+    """
+    if recorded is None:
+        return ""
+    if not recorded:
+        return (
+            " It is a finished run whose manifest records no run identity "
+            "(an earlier keras_elmo version)."
+        )
+    different = changes(recorded, current())
+    if not different:
+        return (
+            " It is a finished run of the same model, input files, settings "
+            "and version: nothing to redo."
+        )
+    return f" It is a finished run; changed: {'; '.join(different)}."
+
+
+def _input_changes(old, new):
+    """What differs between two input identities: one file's content, or
+    for several files (`{"files": {path: identity}}`) each file added,
+    gone or changed."""
+    if "files" not in new:
+        if not _differ(old, new):
+            return []
+        return [f"the input file's content ({_content(old, new)})"]
+    old_files, new_files = old.get("files") or {}, new["files"]
+    found = []
+    for path in sorted(set(old_files) | set(new_files)):
+        before, after = old_files.get(path), new_files.get(path)
+        if before is None:
+            found.append(f"the input files (new: {path})")
+        elif after is None:
+            found.append(f"the input files (gone: {path})")
+        elif _differ(before, after):
+            found.append(
+                f"the content of input file {path} ({_content(before, after)})"
+            )
+    return found
+
+
+def _differ(old, new):
+    """Content digests decide; a file with none (a remote Spark input) is
+    compared by size and modification time."""
+    if old.get("sha256") is None or new.get("sha256") is None:
+        keys = ("size", "mtime_ns", "sha256")
+        return any(old.get(k) != new.get(k) for k in keys)
+    return old["sha256"] != new["sha256"]
+
+
+def _content(old, new):
+    return (
+        f"size {old.get('size')} -> {new.get('size')} bytes, sha256 "
+        f"{str(old.get('sha256'))[:12]} -> {str(new.get('sha256'))[:12]}"
+    )
 
 
 def _short(identity):

@@ -13,8 +13,12 @@ A folder OUTPUT receives a Parquet dataset, one row per input line:
 
 then, after the counts check (`keras_elmo.spark.output_counts`), the
 manifest `_manifest.json` (`MANIFEST`; Spark and pyarrow skip `_` files
-when they read the folder): options, model, counts. The manifest is
-written last: a folder without it is not a finished run. Spark's file
+when they read the folder): options, model, counts, and `run`, what
+produced it (`keras_elmo.spark.run_manifest`: the model's file digests,
+each input file's size, mtime and sha256, the settings, the version).
+The manifest is written last: a folder without it is not a finished
+run. A rerun over a finished folder is refused unless `force`, naming
+what changed since the recorded run. Spark's file
 commit protocol keeps one attempt's output per task, so a task re-run
 after a lost executor is written once.
 
@@ -26,10 +30,12 @@ that fit one file on the driver.
 import json
 import logging
 
+from keras_elmo.export.run_identity import finished_run_note
 from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.dataframe import check_options
 from keras_elmo.spark.dataframe import map_embed
 from keras_elmo.spark.output_counts import check_counts
+from keras_elmo.spark.run_manifest import current_record
 from keras_elmo.spark.text_lines import lines_fields
 from keras_elmo.spark.text_lines import read_lines
 
@@ -86,11 +92,16 @@ def embed_text_file(
         description: str or None. The model, for the manifest.
 
     Raises:
-        FileExistsError: `output` exists and not `force`.
+        FileExistsError: `output` exists and not `force` (for a finished
+            folder, the message names what changed since its run).
         keras_elmo.spark.output_counts.CountsMismatch: the output lost or
             doubled a line (no manifest, no HDF5 file).
     """
     check_options(layers, batch_size, dtype)
+
+    def current():
+        return current_record(spark, input_path, model, loader, layers, dtype)
+
     header = {
         "format": FORMAT,
         "version": 1,
@@ -113,6 +124,7 @@ def embed_text_file(
             raise FileExistsError(
                 f"Output {output!r} exists; pass force=True to overwrite it."
             )
+        header["run"] = current()
         rows, totals = embed_lines(
             spark, input_path, model, layers, batch_size, dtype, loader
         )
@@ -120,10 +132,13 @@ def embed_text_file(
     manifest = hadoop_files.join(output, MANIFEST)
     if hadoop_files.exists(spark, output):
         if not force:
+            note = finished_run_note(_recorded_run(spark, output), current)
             raise FileExistsError(
                 f"Output {output!r} exists; pass force=True to replace it."
+                + note
             )
         hadoop_files.delete(spark, manifest)  # first: not done until new
+    header["run"] = current()
     rows, totals = embed_lines(
         spark, input_path, model, layers, batch_size, dtype, loader
     )
@@ -136,6 +151,16 @@ def embed_text_file(
     )
     logger.info("Wrote %d lines to %s", counts["lines"], output)
     return header
+
+
+def _recorded_run(spark, output):
+    """The `run` of the finished folder `output` (`{}` if its manifest
+    records none), or None without a readable manifest."""
+    try:
+        manifest = read_manifest(spark, output)
+    except Exception:  # noqa: BLE001 - no manifest: not a finished run
+        return None
+    return manifest.get("run") or {} if isinstance(manifest, dict) else None
 
 
 def read_manifest(spark, output):

@@ -38,6 +38,27 @@ def exists(spark, path):
     return bool(fs.exists(hpath))
 
 
+def list_files(spark, path):
+    """`(uri, size, mtime in ms)` of the files a remote path, folder or
+    glob names (a folder's files not starting with `_` or `.`)."""
+    fs, hpath, _ = _hadoop(spark, path)
+    found = []
+    for status in fs.globStatus(hpath) or []:
+        items = [status]
+        if status.isDirectory():
+            items = fs.listStatus(status.getPath())
+        for item in items:
+            if item.isFile() and item.getPath().getName()[0] not in "_.":
+                found.append(
+                    (
+                        item.getPath().toString(),
+                        int(item.getLen()),
+                        int(item.getModificationTime()),
+                    )
+                )
+    return sorted(found)
+
+
 def delete(spark, path):
     """Deletes a file if it is there."""
     if is_local(path):

@@ -91,3 +91,89 @@ def test_changes_names_what_differs(tmp_path):
     assert run_identity.changes(other, old) == [
         f"the keras_elmo version (0.0.1 -> {keras_elmo.__version__})"
     ]
+
+
+def _files_record(identities):
+    return run_identity.run_record(
+        {"kind": "files"}, {"files": identities}, {"layers": "all"}
+    )
+
+
+def test_changes_names_each_input_file_added_gone_or_changed():
+    a = {"size": 6, "mtime_ns": 1, "sha256": "1" * 64}
+    b = {"size": 4, "mtime_ns": 1, "sha256": "2" * 64}
+    old = _files_record({"/in/a.txt": a, "/in/b.txt": b})
+    touched = _files_record({"/in/a.txt": dict(a, mtime_ns=9), "/in/b.txt": b})
+    assert run_identity.changes(old, touched) == []
+    new = _files_record(
+        {"/in/a.txt": dict(a, size=7, sha256="3" * 64), "/in/c.txt": b}
+    )
+    assert run_identity.changes(old, new) == [
+        "the content of input file /in/a.txt (size 6 -> 7 bytes, sha256 "
+        f"{'1' * 12} -> {'3' * 12})",
+        "the input files (gone: /in/b.txt)",
+        "the input files (new: /in/c.txt)",
+    ]
+
+
+def _sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_model_files_identity_digests_files_and_loads_nothing(
+    reference_weights, tmp_path, monkeypatch
+):
+    def refuse(*args, **kwargs):
+        raise AssertionError("model_files_identity loaded a model")
+
+    monkeypatch.setattr(keras_elmo.BiLM, "from_allennlp", refuse)
+    monkeypatch.setattr(keras_elmo.BiLM, "from_preset", refuse)
+    options, weights = reference_weights("tiny")
+    pair = run_identity.model_files_identity(
+        {"options": options, "weights": weights}
+    )
+    assert pair == {
+        "kind": "files",
+        "format": "allennlp",
+        "options": _sha256(options),
+        "weights": _sha256(weights),
+        "vocabulary": None,
+    }
+    # The same files as a folder, and a token-cache vocabulary.
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(options, folder / "options.json")
+    shutil.copy(weights, folder / "weights.hdf5")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("<S>\n</S>\n<UNK>\nthe", encoding="utf-8")
+    spec = {"model": str(folder), "vocab": str(vocab)}
+    assert run_identity.model_files_identity(spec) == dict(
+        pair, vocabulary=_sha256(vocab)
+    )
+    # One byte of the weights changed: another identity.
+    data = bytearray((folder / "weights.hdf5").read_bytes())
+    data[-1] ^= 1
+    (folder / "weights.hdf5").write_bytes(bytes(data))
+    changed = run_identity.model_files_identity({"model": str(folder)})
+    assert changed["weights"] != pair["weights"]
+    assert changed["options"] == pair["options"]
+    # The shipped preset by name: its own files, offline.
+    preset = run_identity.model_files_identity({"preset": "elmo_small_en"})
+    shipped = keras_elmo.presets.preset_dir("elmo_small_en")
+    assert preset["kind"] == "files"
+    assert preset["weights"] == _sha256(os.path.join(shipped, "weights.hdf5"))
+    assert run_identity.model_files_identity({}) == preset  # the default
+    assert run_identity.model_files_identity(
+        {"random_weights": "tiny", "seed": 3}
+    ) == {
+        "kind": "random_weights",
+        "architecture": "tiny",
+        "seed": 3,
+        "vocabulary": None,
+    }
+    # What would be downloaded is named, not fetched.
+    url = "https://example.invalid/model/"
+    assert run_identity.model_files_identity({"model": url}) == {
+        "kind": "source",
+        "source": repr(url),
+    }
