@@ -77,7 +77,7 @@ def preset_outputs(work):
 def fit_outputs(name, options, weights, work):
     """The two deterministic fits; the fine-tuned biLM saved and dumped."""
     ids, labels = fixture_ids_and_labels(name)
-    out = {}
+    out, models = {}, {}
     for key, kwargs, epochs in (
         ("fit_losses_no_dropout", {"dropout": 0.0}, 5),
         (
@@ -91,9 +91,10 @@ def fit_outputs(name, options, weights, work):
             ids, labels, epochs=epochs, batch_size=len(ids), verbose=0
         )
         out[f"{name}/{key}"] = np.array(history.history["loss"])
+        models[key] = model
     (elmo,) = [
         layer
-        for layer in model.layers
+        for layer in models["fit_trainable_losses"].layers
         if isinstance(layer, keras_elmo.layers.ElmoLayer)
     ]
     bilm = elmo.bilm

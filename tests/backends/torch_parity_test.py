@@ -7,7 +7,9 @@ every output; the tests here compare them with the committed AllenNLP
 fixtures (the tolerance of `tests/models/bilm_parity_test.py`,
 `parity_checks.py`) and with TensorFlow run here (`model_checks.py`):
 the same layers, the shipped preset, the gradients of a trainable
-biLM, `.keras` files both ways and `save_allennlp`'s files.
+biLM, `.keras` files both ways and `save_allennlp`'s files; and
+`.keras` files between PyTorch and JAX (`keras_exchange.py`, one
+subprocess under each).
 
 Marked `torch_backend`: `make test` deselects it, `make test-torch`
 installs torch's CPU build (`tools/install_torch_cpu.sh`) and the
@@ -16,6 +18,8 @@ run_script`) runs `sys.executable` or `$KERAS_ELMO_TORCH_PYTHON` (a
 python with torch that sees this one's packages). Without torch the
 tests FAIL with the subprocess's error: they are not skipped.
 """
+
+import os
 
 import numpy as np
 import pytest
@@ -26,6 +30,7 @@ from tests.backends.parity_checks import check_layers_match_allennlp
 from tests.backends.parity_checks import check_stateful_batches
 from tests.backends.parity_checks import check_sublayers_match_tensorflow
 from tests.models.bilm_parity_test import CONFIGS
+from tests.models.bilm_parity_test import assert_close_to_reference
 
 pytestmark = pytest.mark.torch_backend
 
@@ -111,3 +116,43 @@ def test_keras_file_saved_under_torch_loads_under_both(torch_work):
     (keras.src.backend.torch.optimizers), which needs torch to import."""
     outputs, work, _ = torch_work
     model_checks.check_backend_file_loads(outputs, work, "torch", compile=False)
+
+
+@pytest.fixture(scope="module")
+def jax_torch_exchange(torch_work):
+    """`(jax, torch)`: the torch subprocess's `.keras` file loaded under
+    JAX (`keras_exchange.py`) and saved again there, that JAX file
+    loaded under torch; each `.npz` holds the outputs on `tiny`'s ids."""
+    work = torch_work[1]
+    runs = (
+        ("jax", "torch.keras", "jax_from_torch.keras"),
+        ("torch", "jax_from_torch.keras", "torch_from_jax.keras"),
+    )
+    found = []
+    for backend, source, target in runs:
+        path = os.path.join(work, f"{backend}_exchange.npz")
+        run_script(
+            backend,
+            "keras_exchange.py",
+            [os.path.join(work, source), os.path.join(work, target), path],
+        )
+        found.append(np.load(path, allow_pickle=False))
+    return tuple(found)
+
+
+def test_keras_files_cross_between_jax_and_torch(
+    torch_outputs, jax_torch_exchange
+):
+    """A `.keras` file saved under PyTorch loads under JAX, and the file
+    JAX saves from it loads under PyTorch, within the bound each way."""
+    under_jax, under_torch = jax_torch_exchange
+    assert str(under_jax["backend"]) == "jax"
+    assert str(under_torch["backend"]) == "torch"
+    assert_close_to_reference(
+        under_jax["outputs"],
+        torch_outputs["tiny/keras_outputs"],
+        "torch .keras under jax",
+    )
+    assert_close_to_reference(
+        under_torch["outputs"], under_jax["outputs"], "jax .keras under torch"
+    )
