@@ -13,8 +13,12 @@ The subprocess (`backend_subprocess.run_script`) runs `sys.executable`
 (CI installs `jax[cpu]` with the `test` extra) or
 `$KERAS_ELMO_JAX_PYTHON`; without JAX the tests FAIL with its error:
 they are not skipped.
+
+On 2 CPU cores the subprocess takes about 85 s (wall; 70 s CPU), of
+which the model checks about 50 s: the layers alone took about 35 s.
 """
 
+import keras
 import numpy as np
 import pytest
 
@@ -97,6 +101,11 @@ def test_save_allennlp_of_a_tuned_bilm_loads_under_tensorflow(
     )
 
 
+def test_from_preset_of_a_file_url(jax_work):
+    outputs, work, _ = jax_work
+    model_checks.check_url_preset(outputs, work, "jax")
+
+
 def test_keras_file_saved_under_tensorflow_loads_under_jax(jax_work):
     outputs, _, tf_outputs = jax_work
     model_checks.check_tensorflow_file_loads(outputs, tf_outputs, "jax")
@@ -107,4 +116,4 @@ def test_keras_file_saved_under_jax_loads_under_both(jax_work):
     JAX's optimizers are Keras' own classes (torch's are not)."""
     outputs, work, _ = jax_work
     loaded = model_checks.check_backend_file_loads(outputs, work, "jax")
-    assert type(loaded.optimizer).__module__ == "keras.src.optimizers.adam"
+    assert isinstance(loaded.optimizer, keras.optimizers.Adam)

@@ -10,6 +10,7 @@ tests' (`tests/models/bilm_parity_test.py`): max |diff| <= 1e-5 *
 max |ref|; weights that are copied, not computed, must be bit-equal.
 """
 
+import glob
 import json
 import os
 
@@ -190,3 +191,18 @@ def check_saved_tuned_files(outputs, work, files, backend):
         )
     untuned = keras_elmo.BiLM.from_allennlp(*files)
     assert not np.array_equal(bilm_layers(untuned, ids)[0], actual)
+
+
+def check_url_preset(outputs, work, backend):
+    """`from_preset` of a `file://` URL under `backend` (the download
+    path: fetched into the cache, then loaded): the cached weights are
+    the saved file's bytes, and the layers are bit-equal to those of the
+    model that saved them."""
+    cached = glob.glob(os.path.join(work, "cache", "url-*", "weights.hdf5"))
+    assert len(cached) == 1, cached
+    saved = os.path.join(work, f"{backend}_tuned", "weights.hdf5")
+    with open(cached[0], "rb") as f, open(saved, "rb") as g:
+        assert f.read() == g.read()
+    np.testing.assert_array_equal(
+        outputs["tiny/tuned/url_layers"], outputs["tiny/tuned/layers"]
+    )

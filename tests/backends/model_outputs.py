@@ -15,7 +15,8 @@ stateful batches, a 3-epoch `fit` with dropout 0.5) and:
   `dropout=0.0`, Adam(1e-3), 3 epochs; that fine-tuned biLM's
   `save_allennlp` into `WORK/<backend>_tuned/`, with its layers on the
   fixture (`tiny/tuned/layers`) and every weight (`tiny/tuned/weightNNN`,
-  `bilm.weights` order; `tiny/tuned/paths` their paths);
+  `bilm.weights` order; `tiny/tuned/paths` their paths); the same files
+  loaded by `from_preset` of their `file://` URL (`tiny/tuned/url_layers`);
 - `tiny/grad/<variable path>`: `d loss / d w` for every trainable weight
   of `ElmoLayer(trainable_bilm=True, dropout=0.0)` with the fixed linear
   loss `sum(elmo(ids) * probe)` (`probe` from `gradient_probe`), by the
@@ -28,6 +29,7 @@ stateful batches, a 3-epoch `fit` with dropout 0.5) and:
 """
 
 import os
+import pathlib
 
 import keras
 import numpy as np
@@ -111,6 +113,19 @@ def fit_outputs(name, options, weights, work):
     return out
 
 
+def url_preset_outputs(name, work):
+    """`{name/tuned/url_layers}`: `BiLM.from_preset` of the `file://` URL
+    of the fine-tuned files (fetched into `WORK/cache`, the download
+    path of the published presets, without the network)."""
+    ids, _ = fixture_ids_and_labels(name)
+    folder = os.path.join(work, f"{keras.config.backend()}_tuned")
+    bilm = keras_elmo.BiLM.from_preset(
+        pathlib.Path(folder).as_uri() + "/",
+        cache_dir=os.path.join(work, "cache"),
+    )
+    return {f"{name}/tuned/url_layers": bilm_layers(bilm, ids)[0]}
+
+
 def keras_file_outputs(name, options, weights, work):
     ids, _ = fixture_ids_and_labels(name)
     out = {}
@@ -155,6 +170,7 @@ def main(argv, gradients):
         options, weights = files.split(",")
         if name == "tiny":
             results.update(fit_outputs(name, options, weights, work))
+            results.update(url_preset_outputs(name, work))
             results.update(gradient_outputs(name, options, weights, gradients))
             results.update(keras_file_outputs(name, options, weights, work))
     np.savez(path, **results)

@@ -106,6 +106,11 @@ def test_save_allennlp_of_a_tuned_bilm_loads_under_tensorflow(
     )
 
 
+def test_from_preset_of_a_file_url(torch_work):
+    outputs, work, _ = torch_work
+    model_checks.check_url_preset(outputs, work, "torch")
+
+
 def test_keras_file_saved_under_tensorflow_loads_under_torch(torch_work):
     outputs, _, tf_outputs = torch_work
     model_checks.check_tensorflow_file_loads(outputs, tf_outputs, "torch")
