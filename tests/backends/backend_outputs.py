@@ -1,8 +1,9 @@
 """Writes every layer's outputs under the active Keras backend to `.npz`.
 
-Run by `jax_parity_test.py` in a subprocess with `KERAS_BACKEND=jax`
-(the backend is fixed when keras is imported, so the TensorFlow suite
-cannot switch in-process). For each AllenNLP reference config named on
+Run by `model_outputs.main` (`jax_outputs.py`, `torch_outputs.py`) in
+a subprocess with `KERAS_BACKEND=jax` or `torch` (the backend is fixed
+when keras is imported, so the TensorFlow suite cannot switch
+in-process). For each AllenNLP reference config named on
 the command line (`name=options.json,weights.hdf5`) it builds
 `BiLM.from_allennlp`, runs the committed fixture's sentences and saves:
 the BiLM's three layers and mask, `ElmoLayer`'s scalar mix with the
@@ -34,6 +35,33 @@ from tests.reference_data import sentences_of  # noqa: E402
 def to_numpy(value):
     """A backend tensor as a NumPy array (torch: detached from autograd)."""
     return keras.ops.convert_to_numpy(value)
+
+
+def fixture_ids_and_labels(name):
+    """`(ids [B, T, 50], labels [B, T])`: the fixture's sentences, each
+    token labelled with the parity of its length."""
+    sentences = sentences_of(load_fixture(name))
+    ids = keras_elmo.batch_to_ids(sentences)
+    labels = np.zeros(ids.shape[:2], "int32")
+    for b, sentence in enumerate(sentences):
+        labels[b, : len(sentence)] = [len(t) % 2 for t in sentence]
+    return ids, labels
+
+
+def downstream_model(options, weights, learning_rate=0.01, **elmo_kwargs):
+    """char ids `[B, T, 50]` -> `ElmoLayer(**elmo_kwargs)` -> Dense(2),
+    compiled with Adam(learning_rate) and a from-logits cross-entropy,
+    after `keras.utils.set_random_seed(0)`."""
+    keras.utils.set_random_seed(0)
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    inputs = keras.Input((None, 50), dtype="int32")
+    mixed = keras_elmo.layers.ElmoLayer(bilm, **elmo_kwargs)(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2)(mixed))
+    model.compile(
+        keras.optimizers.Adam(learning_rate),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    return model
 
 
 def seeded_inputs(name, batch, steps, width):
@@ -115,24 +143,11 @@ def stateful_outputs(name, options, weights):
 
 
 def fit_losses(name, options, weights):
-    """`{name/fit_losses: [3]}`: a frozen-biLM `ElmoLayer` under a Dense
-    head fitted 3 epochs (`model.fit`, jit-compiled on JAX) on the
-    fixture's sentences, labels the parity of each token's length."""
-    ref = load_fixture(name)
-    sentences = sentences_of(ref)
-    ids = keras_elmo.batch_to_ids(sentences)
-    labels = np.zeros(ids.shape[:2], "int32")
-    for b, sentence in enumerate(sentences):
-        labels[b, : len(sentence)] = [len(t) % 2 for t in sentence]
-    keras.utils.set_random_seed(0)
-    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
-    inputs = keras.Input((None, 50), dtype="int32")
-    mixed = keras_elmo.layers.ElmoLayer(bilm)(inputs)
-    model = keras.Model(inputs, keras.layers.Dense(2)(mixed))
-    model.compile(
-        keras.optimizers.Adam(0.01),
-        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-    )
+    """`{name/fit_losses: [3]}`: a frozen-biLM `ElmoLayer` (dropout 0.5)
+    under a Dense head fitted 3 epochs (`model.fit`, jit-compiled on
+    JAX) on the fixture's sentences (`fixture_ids_and_labels`)."""
+    ids, labels = fixture_ids_and_labels(name)
+    model = downstream_model(options, weights)
     history = model.fit(ids, labels, epochs=3, batch_size=len(ids), verbose=0)
     return {f"{name}/fit_losses": np.array(history.history["loss"])}
 

@@ -8,13 +8,12 @@ re-derivation, the default recipe's loss falling over 3 epochs, a run
 interrupted mid-epoch and rerun ending with bitwise the weights of an
 uninterrupted one, the refusal of another run's checkpoint, and the
 flags that need TensorFlow refused by name. The subprocess runs
-`sys.executable` or `$KERAS_ELMO_JAX_PYTHON`, as `jax_parity_test.py`;
+`sys.executable` or `$KERAS_ELMO_JAX_PYTHON` (`backend_subprocess.py`);
 without JAX the tests FAIL with its error: they are not skipped.
 """
 
 import json
 import math
-import os
 import subprocess
 import sys
 
@@ -25,37 +24,20 @@ from keras_elmo.training import neutral_checkpoints
 from keras_elmo.training.backend_limits import training_refusals
 from keras_elmo.training.run_record import RunMismatch
 from keras_elmo.training.training_config import TrainingConfig
+from tests.backends.backend_subprocess import run_script
 
-HERE = os.path.dirname(__file__)
-ROOT = os.path.dirname(os.path.dirname(HERE))
 REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
 
 
 def _run_jax(work, *flags, xla_flags=""):
     """Runs `jax_training_outputs.py` under JAX; returns its facts."""
-    env = dict(
-        os.environ,
-        KERAS_BACKEND="jax",
-        JAX_PLATFORMS="cpu",
-        XLA_FLAGS=f"--xla_backend_optimization_level=0 {xla_flags}",
-        TF_CPP_MIN_LOG_LEVEL="2",
+    run_script(
+        "jax",
+        "jax_training_outputs.py",
+        [work, *flags],
+        xla_flags=xla_flags,
+        what="training ",
     )
-    python = os.environ.get("KERAS_ELMO_JAX_PYTHON", sys.executable)
-    script = os.path.join(HERE, "jax_training_outputs.py")
-    run = subprocess.run(
-        [python, script, str(work), *flags],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if run.returncode != 0:
-        pytest.fail(
-            f"the JAX training subprocess ({python}) failed with exit code "
-            f"{run.returncode}; it needs jax (pip install -e '.[jax]', or "
-            "KERAS_ELMO_JAX_PYTHON=<a python with jax>):\n" + run.stderr[-3000:]
-        )
     with open(work / "facts.json", encoding="utf-8") as f:
         return json.load(f)
 

@@ -1,7 +1,8 @@
 """The checks every non-TensorFlow backend's outputs must pass.
 
 Shared by `jax_parity_test.py` and `torch_parity_test.py`: `outputs` is
-the `.npz` that `backend_outputs.py` wrote under that backend, `backend`
+the `.npz` that `backend_outputs.py` wrote under that backend
+(through `model_outputs.main`), `backend`
 names it in failure messages. The bound is the AllenNLP parity tests'
 (`tests/models/bilm_parity_test.py`): max |diff| <= 1e-5 * max |ref|.
 """
