@@ -1,6 +1,7 @@
 """`keras-elmo embed`: the allennlp elmo HDF5 layout, order, blank lines,
 --resume and --force."""
 
+import hashlib
 import json
 import os
 
@@ -11,6 +12,8 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.export import hdf5_embedding as embed_cli
+from keras_elmo.export.run_identity import bilm_identity
+from keras_elmo.export.run_identity import hdf5_run_record
 
 LINES = [
     "The cat sat on the mat .",
@@ -93,6 +96,14 @@ def test_layout_matches_the_bilm(reference, tmp_path, mode, capsys):
     assert mapping["padded   with   spaces"] == "4"
     assert mapping["The cat sat on the mat ."] == "0"
     assert mapping[""] == "8"
+    # The `allennlp elmo` layout: nothing but the line datasets and the
+    # index; the run is a root attribute, which such readers ignore.
+    with h5py.File(dst, "r") as f:
+        assert sorted(f) == sorted(
+            [str(i) for i in range(len(LINES))] + ["sentence_to_index"]
+        )
+        assert sorted(f.attrs) == ["keras_elmo_run"]
+    assert hdf5_run_record(dst)["settings"]["layers"] == mode
 
 
 @pytest.mark.large
@@ -157,6 +168,8 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
     with h5py.File(os.path.join(partial, "chunk-00000001.hdf5"), "r") as f:
         assert sorted(f) == ["2", "3"] and f.attrs["start"] == 2
     os.remove(os.path.join(partial, "chunk-00000001.hdf5"))  # lost
+    with open(os.path.join(partial, "manifest.json"), encoding="utf-8") as f:
+        journal_run = json.load(f)["run"]
 
     assert embed(options, weights, src, dst) == 2
     assert "pass --resume" in capsys.readouterr().err
@@ -169,7 +182,27 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
         for i, line in enumerate(LINES):
             np.testing.assert_allclose(f[str(i)][()], expected[line], atol=1e-5)
         assert len(json.loads(f["sentence_to_index"][0])) == 8  # unique
-        assert not dict(f.attrs)
+        assert sorted(f.attrs) == ["keras_elmo_run"]
+    # The finished file keeps the record of the journal it came from.
+    assert hdf5_run_record(dst) == journal_run
+    with open(src, "rb") as f:
+        content = hashlib.sha256(f.read()).hexdigest()
+    assert journal_run == {
+        "model": bilm_identity(keras_elmo.BiLM.from_allennlp(options, weights)),
+        "input": {
+            "size": os.path.getsize(src),
+            "mtime_ns": os.stat(src).st_mtime_ns,
+            "sha256": content,
+        },
+        "settings": {
+            "layers": "all",
+            "num_layers": 3,
+            "dim": 32,
+            "dtype": "float32",
+            "max_tokens": None,
+        },
+        "version": keras_elmo.__version__,
+    }
 
 
 @pytest.mark.large
