@@ -24,9 +24,10 @@ input file, are never mixed in one output.
   source this process cannot read without downloading it (a published
   name, a URL, `hf://`) is identified by its name only.
 
-A finished HDF5 output (`embed`'s, or a Spark run's `.hdf5`) keeps its
-record as the JSON string root attribute `keras_elmo_run`
-(`RUN_ATTRIBUTE`; `hdf5_run_record(path)` reads it back), beside the
+A finished HDF5 output (`embed`'s, a Spark run's `.hdf5`, or one
+`embed-records` made of Beam shards) keeps its record as the JSON
+string root attribute `keras_elmo_run` (`RUN_ATTRIBUTE`, variable-length,
+so of any size; `hdf5_run_record(path)` reads it back), beside the
 `allennlp elmo` datasets, which it leaves as they are.
 """
 
