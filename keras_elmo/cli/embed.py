@@ -9,12 +9,15 @@ with `--all` (the default; layer 0 is the token embedding twice,
 `[x; x]`), or `(n_tokens, 2P)` with `--top` (the last biLSTM layer) or
 `--average` (the mean of the `L + 1` layers); plus `sentence_to_index`,
 a 1-element string dataset holding the JSON `{sentence: "i"}` (a repeated
-sentence maps to its last line). Lines are stripped and split on
-whitespace (`line.split()`), after dropping a UTF-8 byte-order mark at
-the start of a line (a Windows `\\r\\n` line end is whitespace). A blank
-line gives an empty dataset of shape `(L + 1, 0, 2P)` or `(0, 2P)`
-(AllenNLP refuses such files). The input is checked first as
-`keras_elmo.data.corpus_health` describes (not UTF-16, not binary).
+sentence maps to its last line), and the root attribute `keras_elmo_run`,
+what produced the file (the model's digest, the input's size, mtime and
+sha256, the settings, the version; docs/CRASH_SAFETY.md). Lines are
+stripped and split on whitespace (`line.split()`), after dropping a
+UTF-8 byte-order mark at the start of a line (a Windows `\\r\\n` line
+end is whitespace). A blank line gives an empty dataset of shape
+`(L + 1, 0, 2P)` or `(0, 2P)` (AllenNLP refuses such files). The input
+is checked first as `keras_elmo.data.corpus_health` describes (not
+UTF-16, not binary).
 
 The input is read in chunks of `16 * --batch-size` lines, each sorted by
 length into batches (less padding) and written back in line order, so

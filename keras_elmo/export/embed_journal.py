@@ -12,8 +12,10 @@ a few states, each of which a resumed run accepts:
                          lines' text; written to `.chunk-K...tmp`, closed,
                          fsynced, renamed, the folder fsynced
     assembled.hdf5       the complete output (every line's dataset and
-                         `sentence_to_index`), made from the chunks the
-                         same way, before it moves to OUTPUT
+                         `sentence_to_index`, and the manifest's run
+                         record as the root attribute `keras_elmo_run`),
+                         made from the chunks the same way, before it
+                         moves to OUTPUT
     moved.json           the inode, size and mtime of `assembled.hdf5`,
                          written just before it is renamed onto OUTPUT:
                          an OUTPUT with that inode is this run's, finished
@@ -116,6 +118,7 @@ class EmbedJournal:
     def __init__(self, partial, record, chunk_lines):
         self.partial = partial
         self.record = record
+        self.recorded = record  # the manifest's, once opened
         self.chunk_lines = chunk_lines
         self._lock_fd = None
 
@@ -186,6 +189,7 @@ class EmbedJournal:
                     f"and settings, or {START_OVER}."
                 )
             self.chunk_lines = int(recorded["chunk_lines"])
+            self.recorded = recorded["run"]
             self._remove_temporaries()
             return
         if os.path.lexists(self.partial):
@@ -291,8 +295,11 @@ class EmbedJournal:
     # --- the end -------------------------------------------------------
 
     def assemble(self, total, index_json):
-        """Writes `assembled.hdf5` from the chunks (unless it exists)."""
+        """Writes `assembled.hdf5` from the chunks (unless it exists),
+        with the manifest's run record (`run_identity.RUN_ATTRIBUTE`)."""
         import h5py
+
+        from keras_elmo.export.run_identity import set_run_attribute
 
         target = self.path(ASSEMBLED)
         if os.path.isfile(target):
@@ -314,6 +321,7 @@ class EmbedJournal:
                     SENTENCE_TO_INDEX, (1,), dtype=h5py.string_dtype("utf-8")
                 )
                 index[0] = index_json
+                set_run_attribute(out, self.recorded)
 
         _write_committed(target, write)
 

@@ -153,11 +153,16 @@ def records_to_hdf5(output_dir, hdf5_path, force=False):
     `str(offset(f) + i)`, float32; `sentence_to_index` is the JSON
     `{sentence: "index"}` AllenNLP writes (a repeated sentence maps to its
     last index). Every index must occur exactly once. Memory: the sentences.
+    The manifest's `run` (what produced the records) becomes the root
+    attribute `keras_elmo_run`, as `keras-elmo embed` writes it
+    (`run_identity.RUN_ATTRIBUTE`).
 
     Returns:
         The number of datasets written.
     """
     import h5py
+
+    from keras_elmo.export.run_identity import set_run_attribute
 
     if os.path.exists(hdf5_path) and not force:
         raise FileExistsError(
@@ -194,4 +199,6 @@ def records_to_hdf5(output_dir, hdf5_path, force=False):
             "sentence_to_index", (1,), dtype=h5py.string_dtype("utf-8")
         )
         data[0] = json.dumps(index).encode("ascii")
+        if manifest.get("run"):  # what produced the records, kept
+            set_run_attribute(out, manifest["run"])
     return total

@@ -6,7 +6,9 @@ dataset `"i"` of shape `(L + 1, n_tokens, 2P)` for `layers="all"` (layer
 0 is the token embedding twice, `[x; x]`), or `(n_tokens, 2P)` for `"top"`
 (the last biLSTM layer) or `"average"` (the mean of the `L + 1` layers);
 plus `sentence_to_index`, a 1-element string dataset holding the JSON
-`{sentence: "i"}` (a repeated sentence maps to its last line). Lines are
+`{sentence: "i"}` (a repeated sentence maps to its last line); the root
+attribute `keras_elmo_run` holds the run record (`run_identity`: model,
+input, settings, version) as JSON. Lines are
 read as `keras_elmo.export.embed_lines` defines (BOM dropped, stripped,
 `str.split()`); a blank line gives an empty dataset.
 

@@ -23,6 +23,12 @@ input file, are never mixed in one output.
   file or an ELMoForManyLangs folder, or a SavedModel's identity; a
   source this process cannot read without downloading it (a published
   name, a URL, `hf://`) is identified by its name only.
+
+A finished HDF5 output (`embed`'s, a Spark run's `.hdf5`, or one
+`embed-records` made of Beam shards) keeps its record as the JSON
+string root attribute `keras_elmo_run` (`RUN_ATTRIBUTE`, variable-length,
+so of any size; `hdf5_run_record(path)` reads it back), beside the
+`allennlp elmo` datasets, which it leaves as they are.
 """
 
 import hashlib
@@ -35,6 +41,7 @@ from keras_elmo.utils.digests import sha256_tree
 from keras_elmo.version import __version__
 
 SEED_STATE = "seed_generator"
+RUN_ATTRIBUTE = "keras_elmo_run"
 
 
 def bilm_identity(bilm, vocabulary=None):
@@ -166,6 +173,26 @@ def run_record(model, input_file, settings):
         "settings": settings,
         "version": __version__,
     }
+
+
+def set_run_attribute(h5file, record):
+    """Stores `record` in an open, writable `h5py.File` (its root
+    attribute `RUN_ATTRIBUTE`, a JSON string)."""
+    h5file.attrs[RUN_ATTRIBUTE] = json.dumps(record, sort_keys=True)
+
+
+def hdf5_run_record(path):
+    """The `run_record` a finished HDF5 output keeps, or None (a file
+    written before keras_elmo recorded its runs, or by another tool)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        text = f.attrs.get(RUN_ATTRIBUTE)
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    return json.loads(text)
 
 
 def changes(recorded, current):

@@ -11,8 +11,12 @@ the in-process command's own `sentence_to_index_json` from the input file
    partition in memory at a time) into `OUTPUT.partial`;
 3. the counts check, on the driver, on every line number it received:
    each of `0 .. lines - 1` exactly once (`CountsMismatch` otherwise);
-4. `sentence_to_index` is written and `OUTPUT.partial` renamed to
-   OUTPUT.
+4. `sentence_to_index` is written, and the run record the driver took
+   (`header["run"]`, the `run` a folder output's `_manifest.json` holds:
+   the model's file digests, the input file's identity, the settings,
+   the version) as the root attribute `keras_elmo_run`
+   (`run_identity.RUN_ATTRIBUTE`, as `keras-elmo embed` writes it);
+   `OUTPUT.partial` is renamed to OUTPUT.
 
 A lost executor loses its cached partitions; Spark recomputes them from
 the input when they are fetched (the biLM is deterministic), so the
@@ -49,6 +53,7 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
     import h5py
     from pyspark import StorageLevel
 
+    from keras_elmo.export.run_identity import set_run_attribute
     from keras_elmo.export.sentence_index import sentence_to_index_json
 
     if len(totals) > 1:
@@ -102,6 +107,8 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
                 SENTENCE_TO_INDEX, (1,), dtype=h5py.string_dtype("utf-8")
             )
             dataset[0] = index
+            if header.get("run"):
+                set_run_attribute(out, header["run"])
         os.replace(partial, output)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

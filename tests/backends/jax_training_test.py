@@ -155,9 +155,15 @@ def test_resumed_run_ends_bitwise_as_uninterrupted(jax_training):
         "batch_in_epoch": 2,
     }
     assert facts["resumed_step"] == facts["full_step"] == 18
-    for full, resumed in zip(facts["full_history"], facts["resumed_history"]):
-        assert full["loss"] == resumed["loss"]
-        assert full["steps"] == resumed["steps"]
+    # Every epoch, the interrupted one too, as the uninterrupted run
+    # recorded it: no epoch missing or extra, the same step count, and
+    # bitwise the same loss and perplexity.
+    full, resumed = facts["full_history"], facts["resumed_history"]
+    assert [h["epoch"] for h in full] == [1, 2, 3]
+    assert [h["epoch"] for h in resumed] == [1, 2, 3]
+    assert [h["steps"] for h in full] == [6, 6, 6]
+    for key in ("steps", "loss", "perplexity"):
+        assert [h[key] for h in resumed] == [h[key] for h in full], key
     names = [k for k in weights.files if k.startswith("full/")]
     assert len(names) > 20
     for name in names:

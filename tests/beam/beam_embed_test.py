@@ -18,6 +18,7 @@ import pytest
 from keras_elmo.beam import BiLMModelHandler
 from keras_elmo.cli.main import main
 from keras_elmo.export.embedding_records import records_to_hdf5
+from keras_elmo.export.run_identity import hdf5_run_record
 from tests.beam.embed_checks import TWO_WORKERS
 from tests.beam.embed_checks import check_output
 from tests.beam.embed_checks import relative_error
@@ -67,6 +68,9 @@ def test_two_workers_give_embed_vectors_for_every_line(
             if key != "sentence_to_index":
                 assert got[key].dtype == np.float32
                 assert relative_error(got[key][()], want[key][()]) <= 1e-6
+        assert sorted(got.attrs) == ["keras_elmo_run"]  # and no dataset
+    assert hdf5_run_record(converted) == manifest["run"]
+    assert manifest["run"]["model"]["kind"] == "files"
     with pytest.raises(FileExistsError, match="`force=True`"):
         records_to_hdf5(output, converted)
 

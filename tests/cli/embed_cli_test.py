@@ -1,8 +1,10 @@
 """`keras-elmo embed`: the allennlp elmo HDF5 layout, order, blank lines,
 --resume and --force."""
 
+import hashlib
 import json
 import os
+import shutil
 
 import h5py
 import numpy as np
@@ -11,6 +13,8 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.export import hdf5_embedding as embed_cli
+from keras_elmo.export.run_identity import bilm_identity
+from keras_elmo.export.run_identity import hdf5_run_record
 
 LINES = [
     "The cat sat on the mat .",
@@ -93,6 +97,14 @@ def test_layout_matches_the_bilm(reference, tmp_path, mode, capsys):
     assert mapping["padded   with   spaces"] == "4"
     assert mapping["The cat sat on the mat ."] == "0"
     assert mapping[""] == "8"
+    # The `allennlp elmo` layout: nothing but the line datasets and the
+    # index; the run is a root attribute, which such readers ignore.
+    with h5py.File(dst, "r") as f:
+        assert sorted(f) == sorted(
+            [str(i) for i in range(len(LINES))] + ["sentence_to_index"]
+        )
+        assert sorted(f.attrs) == ["keras_elmo_run"]
+    assert hdf5_run_record(dst)["settings"]["layers"] == mode
 
 
 @pytest.mark.large
@@ -157,6 +169,8 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
     with h5py.File(os.path.join(partial, "chunk-00000001.hdf5"), "r") as f:
         assert sorted(f) == ["2", "3"] and f.attrs["start"] == 2
     os.remove(os.path.join(partial, "chunk-00000001.hdf5"))  # lost
+    with open(os.path.join(partial, "manifest.json"), encoding="utf-8") as f:
+        journal_run = json.load(f)["run"]
 
     assert embed(options, weights, src, dst) == 2
     assert "pass --resume" in capsys.readouterr().err
@@ -169,7 +183,27 @@ def test_resume_after_an_interruption(reference, tmp_path, monkeypatch, capsys):
         for i, line in enumerate(LINES):
             np.testing.assert_allclose(f[str(i)][()], expected[line], atol=1e-5)
         assert len(json.loads(f["sentence_to_index"][0])) == 8  # unique
-        assert not dict(f.attrs)
+        assert sorted(f.attrs) == ["keras_elmo_run"]
+    # The finished file keeps the record of the journal it came from.
+    assert hdf5_run_record(dst) == journal_run
+    with open(src, "rb") as f:
+        content = hashlib.sha256(f.read()).hexdigest()
+    assert journal_run == {
+        "model": bilm_identity(keras_elmo.BiLM.from_allennlp(options, weights)),
+        "input": {
+            "size": os.path.getsize(src),
+            "mtime_ns": os.stat(src).st_mtime_ns,
+            "sha256": content,
+        },
+        "settings": {
+            "layers": "all",
+            "num_layers": 3,
+            "dim": 32,
+            "dtype": "float32",
+            "max_tokens": None,
+        },
+        "version": keras_elmo.__version__,
+    }
 
 
 @pytest.mark.large
@@ -197,11 +231,13 @@ def test_resume_refuses_another_model_input_or_options(
     assert "layers" not in err  # only what differs
 
     # Line 0 edited, same token count: the stale vectors are refused.
+    journal = snapshot(dst + ".partial")
     edited = ["The dog sat on the mat ."] + LINES[1:]
     write_input(tmp_path / "in.txt", edited)
     assert embed(options, weights, src, dst, "--top", "--resume") == 2
     assert "changed: the input file's content (size" in capsys.readouterr().err
     assert not os.path.exists(dst)
+    assert snapshot(dst + ".partial") == journal
 
     write_input(tmp_path / "in.txt")  # back as it was (a new mtime)
     embedded = count_embedded(monkeypatch)
@@ -212,6 +248,82 @@ def test_resume_refuses_another_model_input_or_options(
             np.testing.assert_allclose(
                 f[str(i)][()], expected[line][-1], atol=1e-5
             )
+
+
+def snapshot(folder):
+    """`{name: bytes}` of a journal folder's files."""
+    found = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            found[name] = f.read()
+    return found
+
+
+@pytest.mark.large
+def test_resume_refuses_the_same_options_with_other_weights(
+    reference, tmp_path, monkeypatch, capsys
+):
+    """Issue 34's case: interrupted with model A, resumed with model B of
+    the same options whose weights differ in one value."""
+    options, weights, expected = reference
+    models = {name: tmp_path / name for name in ("a", "b")}
+    for folder in models.values():
+        folder.mkdir()
+        shutil.copy(options, folder / "options.json")
+        shutil.copy(weights, folder / "weights.hdf5")
+    with h5py.File(models["b"] / "weights.hdf5", "r+") as f:
+        f["CNN_proj/W_proj"][0, 0] = f["CNN_proj/W_proj"][0, 0] + 0.5
+    ids = {
+        name: bilm_identity(
+            keras_elmo.BiLM.from_allennlp(
+                str(folder / "options.json"), str(folder / "weights.hdf5")
+            )
+        )
+        for name, folder in models.items()
+    }
+    assert ids["a"]["options"] == ids["b"]["options"]
+    assert ids["a"]["weights"] != ids["b"]["weights"]
+    src = write_input(tmp_path / "in.txt")
+    dst = str(tmp_path / "out.hdf5")
+    partial = dst + ".partial"
+
+    def embed_with(name, *extra):
+        argv = ["embed", src, dst, "--model", str(models[name])]
+        return main(argv + ["--batch-size", "2", *extra])
+
+    interrupt_after(monkeypatch, 4)
+    with pytest.raises(KeyboardInterrupt):
+        embed_with("a")
+    monkeypatch.undo()
+    capsys.readouterr()
+    journal = snapshot(partial)
+    assert sorted(journal) == [
+        "chunk-00000000.hdf5",
+        "chunk-00000001.hdf5",
+        "manifest.json",
+    ]
+
+    assert embed_with("b", "--resume") == 2
+    err = capsys.readouterr().err
+    a, b = ids["a"], ids["b"]
+    assert (
+        f"was started by another run; changed: the model (bilm, options "
+        f"{a['options'][:12]}, weights {a['weights'][:12]} -> bilm, options "
+        f"{b['options'][:12]}, weights {b['weights'][:12]}). Its vectors "
+        "are not mixed with another run's"
+    ) in err
+    assert "input" not in err.split("changed:")[1].split(".")[0]
+    assert not os.path.exists(dst)  # nothing written to OUTPUT
+    assert snapshot(partial) == journal  # the journal intact
+
+    # Model A resumes it: only the lines not committed are embedded.
+    embedded = count_embedded(monkeypatch)
+    assert embed_with("a", "--resume") == 0
+    assert sorted(embedded) == list(range(4, len(LINES)))
+    with h5py.File(dst, "r") as f:
+        for i, line in enumerate(LINES):
+            np.testing.assert_allclose(f[str(i)][()], expected[line], atol=1e-5)
+    assert hdf5_run_record(dst)["model"] == a
 
 
 @pytest.mark.large

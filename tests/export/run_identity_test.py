@@ -2,6 +2,7 @@
 and `changes`, which names what differs."""
 
 import hashlib
+import json
 import os
 import shutil
 
@@ -177,3 +178,36 @@ def test_model_files_identity_digests_files_and_loads_nothing(
         "kind": "source",
         "source": repr(url),
     }
+
+
+def test_an_hdf5_file_keeps_a_record_of_any_size(tmp_path):
+    """The root attribute is a variable-length string, so a record of many
+    input files (an `embed-records` run over a folder) is kept whole,
+    beyond HDF5's 64 KiB limit on attributes stored in the header."""
+    import h5py
+
+    files = {
+        f"/data/part-{i:05d}.txt": {
+            "size": i,
+            "mtime_ns": 1,
+            "sha256": "a" * 64,
+        }
+        for i in range(2000)
+    }
+    record = run_identity.run_record(
+        {"kind": "files", "weights": "b" * 64},
+        {"files": files},
+        {"layers": "top", "dtype": "float32"},
+    )
+    path = str(tmp_path / "out.hdf5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("0", data=np.zeros((2, 4), np.float32))
+        run_identity.set_run_attribute(f, record)
+    assert len(json.dumps(record)) > 64 << 10
+    assert run_identity.hdf5_run_record(path) == record
+    with h5py.File(path, "r") as f:
+        assert sorted(f) == ["0"]
+        assert sorted(f.attrs) == [run_identity.RUN_ATTRIBUTE]
+    with h5py.File(path, "w") as f:  # a file of an earlier version
+        f.create_dataset("0", data=np.zeros((2, 4), np.float32))
+    assert run_identity.hdf5_run_record(path) is None

@@ -96,8 +96,11 @@ def _arrays(path):
 
 
 def _assert_same(path, reference):
-    (got, got_attrs), (want, _) = _arrays(path), reference
-    assert sorted(got) == sorted(want) and not got_attrs
+    (got, got_attrs), (want, want_attrs) = _arrays(path), reference
+    assert sorted(got) == sorted(want)
+    # The run record (the journal's manifest) and nothing else.
+    assert sorted(want_attrs) == ["keras_elmo_run"]
+    assert got_attrs == want_attrs
     for key in want:
         if key == "sentence_to_index":
             assert got[key] == want[key]

@@ -91,14 +91,14 @@ CASES = number(
         ),
         ref(
             "embed (crash injection)",
-            "SIGKILL before each of the 83 write points of a run",
+            "SIGKILL before each of the 84 write points of a run",
             "OUTPUT absent or complete and bit-equal; plain rerun refused; "
             "`resume` finishes bit-equal, at most one chunk recomputed",
             f"{CRASH}::test_a_kill_at_every_write_point_of_embed",
         ),
         ref(
             "embed (crash injection)",
-            "SIGKILL before each of the 48 write points of a resumed run",
+            "SIGKILL before each of the 49 write points of a resumed run",
             "as above",
             f"{CRASH}::test_a_kill_at_every_write_point_of_a_resumed_embed",
         ),

@@ -8,10 +8,13 @@ import os
 import shutil
 import sys
 
+import h5py
 import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
+from keras_elmo.export.run_identity import RUN_ATTRIBUTE
+from keras_elmo.export.run_identity import hdf5_run_record
 from keras_elmo.export.run_identity import input_identity
 
 pytestmark = pytest.mark.large
@@ -24,6 +27,22 @@ def _sha256(data):
 def _manifest(output):
     with open(os.path.join(output, "_manifest.json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def _expected_run(options, weights, path):
+    """The record of a `--top` run of the tiny model over `path`."""
+    return {
+        "model": {
+            "kind": "files",
+            "format": "allennlp",
+            "options": _sha256(open(options, "rb").read()),
+            "weights": _sha256(open(weights, "rb").read()),
+            "vocabulary": None,
+        },
+        "input": {"files": {str(path): input_identity(str(path))}},
+        "settings": {"layers": "top", "dtype": "float32"},
+        "version": keras_elmo.__version__,
+    }
 
 
 def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
@@ -41,18 +60,7 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     argv += ["--weights", weights] + spark
     assert main(argv) == 0
     run = _manifest(output)["run"]
-    assert run == {
-        "model": {
-            "kind": "files",
-            "format": "allennlp",
-            "options": _sha256(open(options, "rb").read()),
-            "weights": _sha256(open(weights, "rb").read()),
-            "vocabulary": None,
-        },
-        "input": {"files": {str(path): input_identity(str(path))}},
-        "settings": {"layers": "top", "dtype": "float32"},
-        "version": keras_elmo.__version__,
-    }
+    assert run == _expected_run(options, weights, path)
     assert run["input"]["files"][str(path)]["sha256"] == _sha256(lines)
     capsys.readouterr()
 
@@ -87,3 +95,24 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     run = _manifest(output)["run"]
     assert run["model"]["weights"] == _sha256(bytes(data))
     assert run["input"]["files"][str(path)]["sha256"] == _sha256(edited)
+
+
+def test_an_hdf5_output_records_the_run_beside_the_allennlp_layout(
+    reference_weights, tmp_path, monkeypatch
+):
+    """An `.hdf5` OUTPUT keeps the record a folder's manifest has, as the
+    root attribute `keras_elmo_run`; the datasets are those of the
+    `allennlp elmo` layout and nothing else."""
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    options, weights = reference_weights("tiny")
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"the cat sat\n\nzz top\n")
+    output = str(tmp_path / "out.hdf5")
+    argv = ["embed", str(path), output, "--options", options]
+    argv += ["--weights", weights, "--spark-master", "local[1]", "--top"]
+    assert main(argv + ["--spark-conf", "spark.ui.enabled=false"]) == 0
+    with h5py.File(output, "r") as f:
+        assert sorted(f) == ["0", "1", "2", "sentence_to_index"]
+        assert f["0"].shape == (3, 32) and f["1"].shape == (0, 32)
+        assert sorted(f.attrs) == [RUN_ATTRIBUTE] == ["keras_elmo_run"]
+    assert hdf5_run_record(output) == _expected_run(options, weights, path)
