@@ -211,9 +211,15 @@ class LMSubstitutes:
         # ids = <S> w_1..w_n </S>: token i (0-based) is ids[i + 1].
         forward = softmax(hidden["forward"][:, :-1])
         backward = softmax(hidden["backward"][:, 1:])
+        # `convert_to_numpy`, not `np.asarray`: under PyTorch the softmax
+        # output is a tensor that requires grad, which NumPy cannot read.
         return (
-            np.asarray(ops.log_softmax(forward, axis=-1), np.float32),
-            np.asarray(ops.log_softmax(backward, axis=-1), np.float32),
+            ops.convert_to_numpy(ops.log_softmax(forward, axis=-1)).astype(
+                np.float32
+            ),
+            ops.convert_to_numpy(ops.log_softmax(backward, axis=-1)).astype(
+                np.float32
+            ),
         )
 
 

@@ -88,6 +88,10 @@ def test_preset_matches_tensorflow(jax_outputs):
     model_checks.check_preset_matches_tensorflow(jax_outputs, "jax")
 
 
+def test_language_model_matches_tensorflow(jax_outputs):
+    model_checks.check_language_model_matches_tensorflow(jax_outputs, "jax")
+
+
 def test_save_allennlp_writes_the_preset_exactly(jax_work):
     model_checks.check_saved_preset_files(jax_work[1], "jax")
 

@@ -23,6 +23,7 @@ import keras_elmo
 from keras_elmo.presets import preset_dir
 from tests.backends.backend_outputs import downstream_model
 from tests.backends.backend_outputs import fixture_ids_and_labels
+from tests.backends.model_outputs import LM_SENTENCES
 from tests.backends.model_outputs import bilm_layers
 from tests.backends.model_outputs import gradient_probe
 from tests.models.bilm_parity_test import assert_close_to_reference
@@ -120,6 +121,29 @@ def check_preset_matches_tensorflow(outputs, backend):
             f"{backend} elmo_small_en layer {layer}",
         )
     assert np.all(actual.transpose(0, 2, 1, 3)[~mask] == 0.0)
+
+
+def check_language_model_matches_tensorflow(outputs, backend):
+    """`LMSubstitutes.from_preset("elmo_small_en")` (the shipped
+    `BiLMLanguageModel` and its softmax): each direction's
+    log-probabilities within the bound of TensorFlow's, and the same top
+    5 candidates for every token."""
+    from keras_elmo.models.lm_substitutes import LMSubstitutes
+
+    expected = LMSubstitutes.from_preset("elmo_small_en").log_probabilities(
+        LM_SENTENCES
+    )
+    for direction in ("forward", "backward"):
+        reference = np.concatenate([s[direction] for s in expected])
+        actual = outputs[f"preset/lm/{direction}"]
+        assert actual.shape == reference.shape
+        assert_close_to_reference(
+            actual, reference, f"{backend} elmo_small_en LM {direction}"
+        )
+        np.testing.assert_array_equal(
+            np.argsort(-actual, axis=-1)[:, :5],
+            np.argsort(-reference, axis=-1)[:, :5],
+        )
 
 
 def _datasets(path):

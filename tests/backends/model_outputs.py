@@ -9,6 +9,8 @@ stateful batches, a 3-epoch `fit` with dropout 0.5) and:
 - `preset/layers` [B, 3, T, 2P], `preset/mask`: `BiLM.from_preset(
   "elmo_small_en")` (the shipped model) on the `tiny` fixture's
   sentences; that model's `save_allennlp` into `WORK/<backend>_preset/`;
+  `preset/lm/forward`, `preset/lm/backward` [sum n, V]: its language
+  model's log-probabilities of `LM_SENTENCES` (`LMSubstitutes`);
 - for `tiny`, `tiny/fit_losses_no_dropout` [5]: a downstream model with
   `dropout=0.0` fitted 5 epochs (a deterministic loss, so it must fall
   every epoch); `tiny/fit_trainable_losses` [3]: `trainable_bilm=True`,
@@ -62,8 +64,29 @@ def bilm_layers(bilm, ids):
     return layers, to_numpy(outputs["mask"])
 
 
+LM_SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Hi"]]
+
+
+def language_model_outputs():
+    """`preset/lm/<direction>`: `LMSubstitutes.from_preset("elmo_small_en")`
+    (the shipped `BiLMLanguageModel` with its softmax) log-probabilities
+    `[sum n, V]` of `LM_SENTENCES`, the sentences concatenated."""
+    from keras_elmo.models.lm_substitutes import LMSubstitutes
+
+    per_sentence = LMSubstitutes.from_preset("elmo_small_en").log_probabilities(
+        LM_SENTENCES
+    )
+    return {
+        f"preset/lm/{direction}": np.concatenate(
+            [sentence[direction] for sentence in per_sentence]
+        )
+        for direction in ("forward", "backward")
+    }
+
+
 def preset_outputs(work):
-    """The shipped preset's layers here, and its `save_allennlp`."""
+    """The shipped preset's layers here, its `save_allennlp`, and its
+    language model's log-probabilities (`language_model_outputs`)."""
     ids, _ = fixture_ids_and_labels("tiny")
     bilm = keras_elmo.BiLM.from_preset("elmo_small_en")
     layers, mask = bilm_layers(bilm, ids)
@@ -73,7 +96,11 @@ def preset_outputs(work):
         os.path.join(folder, "options.json"),
         os.path.join(folder, "weights.hdf5"),
     )
-    return {"preset/layers": layers, "preset/mask": mask}
+    return {
+        "preset/layers": layers,
+        "preset/mask": mask,
+        **language_model_outputs(),
+    }
 
 
 def fit_outputs(name, options, weights, work):

@@ -93,6 +93,10 @@ def test_preset_matches_tensorflow(torch_outputs):
     model_checks.check_preset_matches_tensorflow(torch_outputs, "torch")
 
 
+def test_language_model_matches_tensorflow(torch_outputs):
+    model_checks.check_language_model_matches_tensorflow(torch_outputs, "torch")
+
+
 def test_save_allennlp_writes_the_preset_exactly(torch_work):
     model_checks.check_saved_preset_files(torch_work[1], "torch")
 
