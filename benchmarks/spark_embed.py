@@ -28,7 +28,10 @@ once on the `--small`-line prefix) or a Spark driver whose executors
 already embedded the prefix (Python workers up, models loaded), then
 timed on the whole file: `lines / seconds`. Spark's steady time still
 holds its jobs (the line count, the embedding and Parquet write, the
-counts check). The Spark rate per worker is the rate over `--workers`.
+counts check), and the file records how many jobs, stages and tasks
+Spark ran for it (`steady_spark_work`, from its status tracker: the
+cut of the work, which the load does not change). The Spark rate per
+worker is the rate over `--workers`.
 The machine's cores are shared with other jobs: the load average before
 each run is recorded. The Spark vectors are checked against the
 in-process ones (largest difference relative to each line's largest
@@ -38,6 +41,7 @@ magnitude).
 import argparse
 import gzip
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -103,8 +107,27 @@ def run(argv):
     return seconds, load
 
 
+def spark_work(context, group):
+    """`{"jobs", "stages", "tasks"}` that Spark ran for job group `group`
+    (its status tracker): how finely the run was cut, whatever the load."""
+    tracker = context.statusTracker()
+    jobs = tracker.getJobIdsForGroup(group)
+    stages = sorted(
+        {stage for job in jobs for stage in tracker.getJobInfo(job).stageIds}
+    )
+    infos = [tracker.getStageInfo(stage) for stage in stages]
+    ran = [info for info in infos if info is not None and info.numTasks]
+    return {
+        "jobs": len(jobs),
+        "stages": len(ran),
+        "tasks": sum(info.numCompletedTasks for info in ran),
+    }
+
+
 def steady(mode, small, src, out, preset, master):
-    """Seconds to embed `src` once the engine has embedded `small`."""
+    """`{"seconds": ...}` to embed `src` once the engine has embedded
+    `small`; for Spark, also the jobs, stages and tasks it ran."""
+    context = None
     if mode.startswith("embed"):
         from keras_elmo.export import hdf5_embedding
         from keras_elmo.export.model_spec import load_spec
@@ -123,6 +146,7 @@ def steady(mode, small, src, out, preset, master):
         spark = spark_session(
             master, [item.split("=", 1) for item in SPARK_CONF]
         )
+        context = spark.sparkContext
 
         def embed(path, output):
             embed_text_file(
@@ -135,9 +159,14 @@ def steady(mode, small, src, out, preset, master):
             )
 
     embed(small, out + "-warm" + os.path.splitext(out)[1])
+    if context is not None:
+        context.setJobGroup("steady", "the timed run")
     start = time.perf_counter()
     embed(src, out)
-    return time.perf_counter() - start
+    result = {"seconds": time.perf_counter() - start}
+    if context is not None:
+        result.update(spark_work(context, "steady"))
+    return result
 
 
 def run_steady(mode, small, src, out, preset, master):
@@ -153,7 +182,7 @@ def run_steady(mode, small, src, out, preset, master):
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode:
         raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
-    return float(done.stdout.strip().splitlines()[-1]), load
+    return json.loads(done.stdout.strip().splitlines()[-1]), load
 
 
 def max_relative_gap(parquet_dir, hdf5_path):
@@ -185,7 +214,7 @@ def main(argv=None):
     parser.add_argument("--steady-args", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.steady:
-        print(steady(args.steady, *args.steady_args))
+        print(json.dumps(steady(args.steady, *args.steady_args)))
         return
     from keras_elmo.spark import LocalCluster
 
@@ -235,9 +264,10 @@ def main(argv=None):
                     outputs[mode] = out
                 steady_out = os.path.join(tmp, f"{mode}-steady")
                 steady_out += "" if mode == "spark" else ".hdf5"
-                t_steady, load_steady = run_steady(
+                timed, load_steady = run_steady(
                     mode, small, full, steady_out, args.preset, cluster.url
                 )
+                t_steady = timed.pop("seconds")
                 rate = len(lines) / t_steady
                 entry = {
                     "seconds_steady": round(t_steady, 2),
@@ -255,6 +285,7 @@ def main(argv=None):
                     entry["sentences_per_s_steady_per_worker"] = round(
                         rate / args.workers, 2
                     )
+                    entry["steady_spark_work"] = timed
                 results["modes"][mode] = entry
                 print(mode, entry, flush=True)
         finally:

@@ -11,6 +11,7 @@ module's teardown kills them first.
 import gzip
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -206,7 +207,8 @@ def test_the_counts_check_reads_back_in_spark_default_splits(spark, tmp_path):
     session = spark.newSession()
     session.conf.set("spark.sql.files.maxPartitionBytes", "32768")
     out = str(tmp_path / "vectors")
-    rows = [(i, bytes([i]) * 1_000_000) for i in range(8)]
+    # Random bytes: Parquet cannot compress them, the files stay 8 MB.
+    rows = [(i, random.Random(i).randbytes(1_000_000)) for i in range(8)]
     df = session.createDataFrame(rows, "line long, vectors binary")
     df.repartition(2).write.parquet(out)
     assert session.read.parquet(out).rdd.getNumPartitions() > 100
