@@ -15,6 +15,11 @@ output):
   per core of the machine);
 - `embed-1-core`: the same pinned to one core (`taskset -c 0`: TensorFlow
   sizes its pools to the affinity mask), i.e. per process of one core;
+- `embed-W-processes` (W = `--workers`; steady only): W such processes
+  side by side, process `i` pinned to core `i` and given the `i`-th
+  contiguous share of the lines, timed from a common start (after each
+  one's warm-up) to the last one's end: one process per core with every
+  core busy, as Spark's workers run;
 - `spark`: `--spark-master` on a `keras_elmo.spark.LocalCluster` of
   `--workers` workers of 1 core each (started once, before; its start-up
   is reported apart, a real cluster is already running), Parquet folder
@@ -28,7 +33,11 @@ once on the `--small`-line prefix) or a Spark driver whose executors
 already embedded the prefix (Python workers up, models loaded), then
 timed on the whole file: `lines / seconds`. Spark's steady time still
 holds its jobs (the line count, the embedding and Parquet write, the
-counts check). The Spark rate per worker is the rate over `--workers`.
+counts check), and the file records how many jobs, stages and tasks
+Spark ran for it (`steady_spark_work`, from its status tracker: the
+cut of the work, which the load does not change). The Spark rate per
+worker is the rate over `--workers`, compared with each in-process
+mode's rate (per process for `embed-W-processes`).
 The machine's cores are shared with other jobs: the load average before
 each run is recorded. The Spark vectors are checked against the
 in-process ones (largest difference relative to each line's largest
@@ -38,6 +47,7 @@ magnitude).
 import argparse
 import gzip
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -54,7 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-MODES = ("embed", "embed-1-core", "spark")
+MODES = ("embed", "embed-1-core", "embed-processes", "spark")
 # Spark packs files under 4 MiB into one task; small splits give both
 # workers tasks (about 4 for 2,000 lines, 2 for the 100-line warm-up).
 SPARK_CONF = [
@@ -88,14 +98,10 @@ def command(mode, src, out, preset, master):
 
 
 def run(argv):
-    env = dict(
-        os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYSPARK_PYTHON=sys.executable
-    )
-    env["PYTHONPATH"] = REPO
     load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run(
-        argv, capture_output=True, text=True, env=env, cwd=REPO
+        argv, capture_output=True, text=True, env=steady_env(), cwd=REPO
     )
     seconds = time.perf_counter() - start
     if done.returncode:
@@ -103,8 +109,39 @@ def run(argv):
     return seconds, load
 
 
-def steady(mode, small, src, out, preset, master):
-    """Seconds to embed `src` once the engine has embedded `small`."""
+def spark_work(context, group):
+    """`{"jobs", "stages", "tasks"}` that Spark ran for job group `group`
+    (its status tracker): how finely the run was cut, whatever the load."""
+    tracker = context.statusTracker()
+    jobs = tracker.getJobIdsForGroup(group)
+    stages = sorted(
+        {stage for job in jobs for stage in tracker.getJobInfo(job).stageIds}
+    )
+    infos = [tracker.getStageInfo(stage) for stage in stages]
+    ran = [info for info in infos if info is not None and info.numTasks]
+    return {
+        "jobs": len(jobs),
+        "stages": len(ran),
+        "tasks": sum(info.numCompletedTasks for info in ran),
+    }
+
+
+def wait_together(folder, count, timeout_s=900):
+    """Marks this process ready in `folder`, then waits until `count`
+    processes are: side-by-side runs start their timed part together."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + timeout_s
+    while len(os.listdir(folder)) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{count} processes never ready in {folder}")
+        time.sleep(0.01)
+
+
+def steady(mode, small, src, out, preset, master, barrier=None):
+    """`{"seconds": ...}` to embed `src` once the engine has embedded
+    `small`; for Spark, also the jobs, stages and tasks it ran.
+    `barrier`: `(folder, count)` of `wait_together` before the timing."""
+    context = None
     if mode.startswith("embed"):
         from keras_elmo.export import hdf5_embedding
         from keras_elmo.export.model_spec import load_spec
@@ -123,6 +160,7 @@ def steady(mode, small, src, out, preset, master):
         spark = spark_session(
             master, [item.split("=", 1) for item in SPARK_CONF]
         )
+        context = spark.sparkContext
 
         def embed(path, output):
             embed_text_file(
@@ -135,25 +173,87 @@ def steady(mode, small, src, out, preset, master):
             )
 
     embed(small, out + "-warm" + os.path.splitext(out)[1])
+    if barrier is not None:
+        wait_together(barrier[0], int(barrier[1]))
+    if context is not None:
+        context.setJobGroup("steady", "the timed run")
     start = time.perf_counter()
     embed(src, out)
-    return time.perf_counter() - start
+    result = {"seconds": time.perf_counter() - start}
+    if context is not None:
+        result.update(spark_work(context, "steady"))
+    return result
 
 
-def run_steady(mode, small, src, out, preset, master):
+def steady_argv(mode, small, src, out, preset, master, core=None):
     argv = [sys.executable, os.path.abspath(__file__), "--steady", mode]
     argv += ["--steady-args", small, src, out, preset, master]
-    if mode == "embed-1-core":
-        argv = ["taskset", "-c", "0"] + argv
+    if core is not None:
+        argv = ["taskset", "-c", str(core)] + argv
+    return argv
+
+
+def steady_env():
     env = dict(
         os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYSPARK_PYTHON=sys.executable
     )
     env["PYTHONPATH"] = REPO
+    return env
+
+
+def run_steady(mode, small, src, out, preset, master):
+    core = 0 if mode == "embed-1-core" else None
+    argv = steady_argv(mode, small, src, out, preset, master, core)
     load = os.getloadavg()[0]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=steady_env()
+    )
     if done.returncode:
         raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
-    return float(done.stdout.strip().splitlines()[-1]), load
+    return json.loads(done.stdout.strip().splitlines()[-1]), load
+
+
+def run_steady_processes(lines, small, tmp, preset, workers):
+    """`embed-W-processes`: `workers` pinned in-process engines side by
+    side, each on its share of `lines`, started together."""
+    barrier = os.path.join(tmp, "barrier")
+    os.makedirs(barrier)
+    cores = len(os.sched_getaffinity(0))
+    processes = []
+    load = os.getloadavg()[0]
+    for i in range(workers):
+        share = lines[
+            i * len(lines) // workers : (i + 1) * len(lines) // workers
+        ]
+        src = os.path.join(tmp, f"share{i}.txt")
+        with open(src, "wb") as f:
+            f.write(b"\n".join(share) + b"\n")
+        out = os.path.join(tmp, f"share{i}.hdf5")
+        argv = steady_argv("embed", small, src, out, preset, "-", i % cores)
+        argv += ["--barrier", barrier, str(workers)]
+        processes.append(
+            subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=steady_env(),
+            )
+        )
+    seconds = []
+    for i, process in enumerate(processes):
+        stdout, stderr = process.communicate()
+        if process.returncode:
+            raise RuntimeError(f"process {i} failed:\n{stderr[-3000:]}")
+        seconds.append(json.loads(stdout.strip().splitlines()[-1])["seconds"])
+    rate = len(lines) / max(seconds)
+    return {
+        "seconds_steady": round(max(seconds), 2),
+        "seconds_each": [round(t, 2) for t in seconds],
+        "sentences_per_s_steady": round(rate, 2),
+        "sentences_per_s_steady_per_process": round(rate / workers, 2),
+        "load_before_steady": load,
+    }
 
 
 def max_relative_gap(parquet_dir, hdf5_path):
@@ -183,9 +283,11 @@ def main(argv=None):
     )
     parser.add_argument("--steady", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--steady-args", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--barrier", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.steady:
-        print(steady(args.steady, *args.steady_args))
+        timed = steady(args.steady, *args.steady_args, barrier=args.barrier)
+        print(json.dumps(timed))
         return
     from keras_elmo.spark import LocalCluster
 
@@ -226,6 +328,14 @@ def main(argv=None):
         full, small = files[len(lines)], files[args.small]
         try:
             for mode in MODES:
+                if mode == "embed-processes":
+                    name = f"embed-{args.workers}-processes"
+                    entry = run_steady_processes(
+                        lines, small, tmp, args.preset, args.workers
+                    )
+                    results["modes"][name] = entry
+                    print(name, entry, flush=True)
+                    continue
                 out = os.path.join(tmp, f"{mode}-e2e")
                 out += "" if mode == "spark" else ".hdf5"
                 t_all, load_all = (None, None)
@@ -235,9 +345,10 @@ def main(argv=None):
                     outputs[mode] = out
                 steady_out = os.path.join(tmp, f"{mode}-steady")
                 steady_out += "" if mode == "spark" else ".hdf5"
-                t_steady, load_steady = run_steady(
+                timed, load_steady = run_steady(
                     mode, small, full, steady_out, args.preset, cluster.url
                 )
+                t_steady = timed.pop("seconds")
                 rate = len(lines) / t_steady
                 entry = {
                     "seconds_steady": round(t_steady, 2),
@@ -255,6 +366,7 @@ def main(argv=None):
                     entry["sentences_per_s_steady_per_worker"] = round(
                         rate / args.workers, 2
                     )
+                    entry["steady_spark_work"] = timed
                 results["modes"][mode] = entry
                 print(mode, entry, flush=True)
         finally:
@@ -274,6 +386,11 @@ def main(argv=None):
         results[f"spark_per_worker_vs_{base}"] = round(
             per_worker / modes[base]["sentences_per_s_steady"], 3
         )
+    side_by_side = f"embed-{args.workers}-processes"
+    results[f"spark_per_worker_vs_{side_by_side}"] = round(
+        per_worker / modes[side_by_side]["sentences_per_s_steady_per_process"],
+        3,
+    )
     results["target"] = (
         "Spark steady sentences/s per worker >= 0.8x in-process per process"
     )

@@ -35,6 +35,7 @@ from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.dataframe import check_options
 from keras_elmo.spark.dataframe import map_embed
 from keras_elmo.spark.output_counts import check_counts
+from keras_elmo.spark.output_counts import read_back
 from keras_elmo.spark.run_manifest import current_record
 from keras_elmo.spark.text_lines import lines_fields
 from keras_elmo.spark.text_lines import read_lines
@@ -143,7 +144,7 @@ def embed_text_file(
         spark, input_path, model, layers, batch_size, dtype, loader
     )
     rows.write.mode("overwrite" if force else "errorifexists").parquet(output)
-    written = spark.read.parquet(output)
+    written = read_back(spark, output)
     counts, layout = check_counts(written, totals, layers)
     header.update(layout, counts=counts)
     hadoop_files.write_text(

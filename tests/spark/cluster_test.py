@@ -11,6 +11,7 @@ module's teardown kills them first.
 import gzip
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -158,6 +159,87 @@ def test_embed_dataframe_keeps_columns_and_matches_embed(spark, corpus):
             continue  # the DataFrame holds the replaced text, not the bytes
         vectors = np.frombuffer(r.vectors, "<f4").reshape(r.shape)
         _assert_close(vectors, want[str(r.id)][-1], f"row {r.id}")
+
+
+def test_one_model_load_per_python_worker_across_tasks_and_jobs(
+    spark, tmp_path
+):
+    """Two jobs of 6 tasks each on 2 workers of 1 core: each Python worker
+    loads the model once (`keras_elmo.spark.worker_model`) and Spark
+    reuses it for its later tasks, so there are fewer loads than tasks
+    and no process loads twice. (A load per task would cost a TensorFlow
+    import and a model load, seconds each, per task.)"""
+    from tests.spark.counting_loader import counting_load
+    from tests.spark.counting_loader import read_counts
+
+    df = spark.createDataFrame(
+        [(i, f"sentence number {i} " * (1 + i % 3)) for i in range(48)],
+        "id long, body string",
+    ).repartition(6)
+    model = {"random_weights": "tiny", "count_to": str(tmp_path)}
+    out = embed_dataframe(
+        df,
+        "body",
+        model=model,
+        layers="top",
+        batch_size=4,
+        loader=counting_load,
+    )
+    first = out.select("id", "shape").collect()
+    second = out.select("id", "shape").collect()
+    assert sorted(r.id for r in first) == sorted(r.id for r in second)
+    assert len(first) == 48
+    loads, calls = read_counts(str(tmp_path))
+    tasks = {attempt for _, attempt in calls}
+    assert len(tasks) == 12, calls
+    assert sorted(set(loads)) == sorted(loads), loads  # once per process
+    assert {pid for pid, _ in calls} <= set(loads)
+    assert 1 <= len(loads) <= 2, loads  # one Python worker per core
+
+
+def test_the_counts_check_reads_back_in_spark_default_splits(spark, tmp_path):
+    """A run's small input splits (here 32 KiB) do not reach the read-back
+    of its output: `read_back` uses Spark's defaults (128 MiB, 4 MiB per
+    file) in a session of its own, and the caller's session keeps its
+    value."""
+    from keras_elmo.spark.output_counts import read_back
+
+    session = spark.newSession()
+    session.conf.set("spark.sql.files.maxPartitionBytes", "32768")
+    out = str(tmp_path / "vectors")
+    # Random bytes: Parquet cannot compress them, the files stay 8 MB.
+    rows = [(i, random.Random(i).randbytes(1_000_000)) for i in range(8)]
+    df = session.createDataFrame(rows, "line long, vectors binary")
+    df.repartition(2).write.parquet(out)
+    assert session.read.parquet(out).rdd.getNumPartitions() > 100
+    assert read_back(session, out).rdd.getNumPartitions() <= 4
+    assert session.conf.get("spark.sql.files.maxPartitionBytes") == "32768"
+    assert sorted(r.line for r in read_back(session, out).collect()) == list(
+        range(8)
+    )
+
+
+def _rows(spark, lines):
+    return spark.createDataFrame(
+        [("f", line, ["a"] * (line % 3), [line % 3, 4]) for line in lines],
+        "file string, line long, tokens array<string>, shape array<int>",
+    )
+
+
+def test_counts_check_counts_and_refuses_doubled_or_missing_lines(spark):
+    from keras_elmo.spark.output_counts import CountsMismatch
+    from keras_elmo.spark.output_counts import check_counts
+
+    counts, layout = check_counts(_rows(spark, range(6)), {"f": 6}, "top")
+    assert counts == {"files": 1, "lines": 6, "tokens": 6, "blank_lines": 2}
+    assert layout == {"num_layers": 1, "dim": 4}
+    doubled = _rows(spark, [0, 1, 2, 3, 3, 5])
+    with pytest.raises(CountsMismatch, match="f: line 3 is in the output 2"):
+        check_counts(doubled, {"f": 6}, "top")
+    with pytest.raises(CountsMismatch, match=r"= \(5, 0, 5\), expected"):
+        check_counts(_rows(spark, [0, 1, 2, 3, 5]), {"f": 6}, "top")
+    with pytest.raises(CountsMismatch, match="6 lines read"):
+        check_counts(_rows(spark, range(1, 7)), {"f": 6}, "top")
 
 
 def _embedding_stage_progress(spark):
