@@ -17,12 +17,9 @@ input file, are never mixed in one output.
   sha256 of its bytes. Only the content decides: a file touched but not
   changed resumes. Several input files (a Beam or Spark run) are
   `{"files": {path: identity}}`, compared file by file;
-- the model a spec names, from its files alone (`model_files_identity`),
-  for a process that must not load it (a Beam launcher, a Spark driver):
-  the sha256 of `options.json` and of the weights file, or of a `.keras`
-  file or an ELMoForManyLangs folder, or a SavedModel's identity; a
-  source this process cannot read without downloading it (a published
-  name, a URL, `hf://`) is identified by its name only.
+- the model a spec names, from its files alone, for a process that
+  must not load it (a Beam launcher, a Spark driver):
+  `keras_elmo.export.spec_identity.model_files_identity`.
 
 A finished HDF5 output (`embed`'s, a Spark run's `.hdf5`, or one
 `embed-records` made of Beam shards) keeps its record as the JSON
@@ -58,11 +55,13 @@ def bilm_identity(bilm, vocabulary=None):
         "kind": "bilm",
         "options": hashlib.sha256(options.encode()).hexdigest(),
         "weights": sha256_arrays(arrays),
-        "vocabulary": _vocabulary_digest(vocabulary),
+        "vocabulary": vocabulary_digest(vocabulary),
     }
 
 
-def _vocabulary_digest(vocabulary):
+def vocabulary_digest(vocabulary):
+    """The sha256 of a token-cache vocabulary (a file, or a list of
+    tokens joined by newlines), or None without one."""
     if vocabulary is None:
         return None
     if isinstance(vocabulary, (str, os.PathLike)):
@@ -92,77 +91,6 @@ def input_identity(path):
         "mtime_ns": stat.st_mtime_ns,
         "sha256": sha256_file(path),
     }
-
-
-def model_files_identity(spec):
-    """The identity of the model `spec` names
-    (`keras_elmo.export.model_spec`), digested from its files: nothing is
-    loaded, and nothing is downloaded.
-
-    Returns:
-        `{"kind": "random_weights", "architecture", "seed"}`;
-        `{"kind": "files", "format", "options", "weights", "vocabulary"}`
-        for a local AllenNLP pair, folder or shipped preset (sha256 of
-        each file; `vocabulary` the token-cache vocabulary, as in
-        `bilm_identity`); `{"kind": "files", "format", "tree",
-        "vocabulary"}` for a `.keras` file, an ELMoForManyLangs folder or a
-        local archive (sha256 of its bytes, `sha256_tree`); a SavedModel's
-        `saved_model_identity`; else `{"kind": "source", "source"}`: a
-        published name, a URL or `hf://`, named only (published presets
-        and archives are pinned by their sha256 when downloaded).
-    """
-    from keras_elmo.export.model_spec import check_spec
-    from keras_elmo.export.model_spec import source_of
-
-    check_spec(spec)
-    if spec.get("random_weights"):
-        seed = spec.get("seed")
-        return {
-            "kind": "random_weights",
-            "architecture": spec["random_weights"],
-            "seed": 0 if seed is None else seed,
-            "vocabulary": _vocabulary_digest(spec.get("vocab")),
-        }
-    resolved = _local_model(source_of(spec))
-    if resolved is None:
-        return {"kind": "source", "source": repr(source_of(spec))}
-    if isinstance(resolved, str):  # a local archive, not unpacked here
-        fields = {"format": "archive", "tree": sha256_file(resolved)}
-    elif resolved.format == "saved_model":
-        return saved_model_identity(resolved.path)
-    elif resolved.format == "allennlp":
-        fields = {
-            "format": "allennlp",
-            "options": sha256_file(resolved.options),
-            "weights": sha256_file(resolved.weights),
-        }
-    else:
-        fields = {"format": resolved.format, "tree": sha256_tree(resolved.path)}
-    vocabulary = _vocabulary_digest(spec.get("vocab"))
-    return {"kind": "files", **fields, "vocabulary": vocabulary}
-
-
-def _local_model(source):
-    """The `ResolvedModel` of a source on this machine's disk, the path
-    of a local archive, or None (a source that would be downloaded)."""
-    from keras_elmo.presets import archives
-    from keras_elmo.presets import available_presets
-    from keras_elmo.presets.model_formats import allennlp_files
-    from keras_elmo.presets.model_formats import detect_model
-    from keras_elmo.presets.sources import resolve_model
-
-    if isinstance(source, (list, tuple)):
-        if all(os.path.isfile(str(p)) for p in source):
-            return allennlp_files(str(source[0]), str(source[1]), "pair")
-        return None
-    source = os.fspath(source)
-    if source in available_presets():
-        return resolve_model(source)
-    if "://" in source or not os.path.exists(source):
-        return None
-    if os.path.isfile(source) and archives.is_archive_name(source):
-        return source
-    return detect_model(source)
 
 
 def run_record(model, input_file, settings):

@@ -4,7 +4,7 @@ The in-process journal's record (`keras_elmo.export.run_identity`),
 taken on the driver without loading the model:
 
 - `model`: the digest of the model's files
-  (`run_identity.model_files_identity`; a custom `loader`'s model is
+  (`spec_identity.model_files_identity`; a custom `loader`'s model is
   `{"kind": "unverified"}`);
 - `input`: `{"files": {path: {size, mtime_ns, sha256}}}` of the files
   the input names (a file, a folder's visible files, or a glob), read on
@@ -23,8 +23,8 @@ import glob
 import os
 
 from keras_elmo.export.run_identity import input_identity
-from keras_elmo.export.run_identity import model_files_identity
 from keras_elmo.export.run_identity import run_record
+from keras_elmo.export.spec_identity import model_files_identity
 from keras_elmo.spark import hadoop_files
 
 
