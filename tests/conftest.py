@@ -69,6 +69,15 @@ def tiny_bilm(seed=0, **kwargs):
     )
 
 
+def flip_last_byte(path):
+    """Changes one bit of the file's last byte in place: the same size,
+    another sha256 (an edited weights file of the same shapes)."""
+    data = bytearray(open(path, "rb").read())
+    data[-1] ^= 1
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+
+
 def padded(sentences):
     """Lists of str tokens -> a `[B, T]` string tensor padded with `""`."""
     steps = max((len(s) for s in sentences), default=0)

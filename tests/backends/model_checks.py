@@ -14,7 +14,6 @@ import glob
 import json
 import os
 
-import h5py
 import keras
 import numpy as np
 import tensorflow as tf
@@ -27,6 +26,7 @@ from tests.backends.model_outputs import LM_SENTENCES
 from tests.backends.model_outputs import bilm_layers
 from tests.backends.model_outputs import gradient_probe
 from tests.models.bilm_parity_test import assert_close_to_reference
+from tests.weights.bilm_hdf5_test import hdf5_datasets
 
 
 def tensorflow_keras_file(work, files):
@@ -146,19 +146,6 @@ def check_language_model_matches_tensorflow(outputs, backend):
         )
 
 
-def _datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(
-            lambda name, obj: (
-                out.__setitem__(name, obj[()])
-                if isinstance(obj, h5py.Dataset)
-                else None
-            )
-        )
-    return out
-
-
 def check_saved_preset_files(work, backend):
     """`save_allennlp` of the shipped preset under `backend`: the same
     options and every dataset of the shipped float16 `weights.hdf5`,
@@ -170,8 +157,8 @@ def check_saved_preset_files(work, backend):
         written_options = json.load(f)
     with open(os.path.join(shipped, "options.json"), encoding="utf-8") as f:
         assert written_options == json.load(f)
-    original = _datasets(os.path.join(shipped, "weights.hdf5"))
-    written = _datasets(os.path.join(folder, "weights.hdf5"))
+    original = hdf5_datasets(os.path.join(shipped, "weights.hdf5"))
+    written = hdf5_datasets(os.path.join(folder, "weights.hdf5"))
     assert sorted(written) == sorted(original)
     for name, value in original.items():
         assert written[name].dtype == np.float32, name

@@ -14,6 +14,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
+from tests.conftest import flip_last_byte
 
 pytestmark = pytest.mark.large
 
@@ -77,9 +78,7 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     # same token count: both named.
     changed = tmp_path / "changed.hdf5"
     shutil.copy(weights, changed)
-    data = bytearray(changed.read_bytes())
-    data[-1] ^= 1
-    changed.write_bytes(bytes(data))
+    flip_last_byte(changed)
     edited = b"the dog sat\n\nzz top\n"
     (inputs / "a.txt").write_bytes(edited)
     other = ["embed", str(inputs / "*"), output, "--options", options]
@@ -97,5 +96,5 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     # --force starts over and records the new run.
     assert main(other + ["--force"]) == 0
     run = _manifest(output)["run"]
-    assert run["model"]["weights"] == _sha256(bytes(data))
+    assert run["model"]["weights"] == _sha256(changed.read_bytes())
     assert run["input"]["files"][a]["sha256"] == _sha256(edited)

@@ -13,6 +13,7 @@ from keras_elmo.export import run_identity
 from keras_elmo.export import spec_identity
 from keras_elmo.export.embedding_runners import BiLMEmbedder
 from keras_elmo.export.embedding_runners import SavedModelEmbedder
+from tests.conftest import flip_last_byte
 from tests.conftest import tiny_bilm
 
 
@@ -153,9 +154,7 @@ def test_model_files_identity_digests_files_and_loads_nothing(
         pair, vocabulary=_sha256(vocab)
     )
     # One byte of the weights changed: another identity.
-    data = bytearray((folder / "weights.hdf5").read_bytes())
-    data[-1] ^= 1
-    (folder / "weights.hdf5").write_bytes(bytes(data))
+    flip_last_byte(folder / "weights.hdf5")
     changed = spec_identity.model_files_identity({"model": str(folder)})
     assert changed["weights"] != pair["weights"]
     assert changed["options"] == pair["options"]

@@ -16,6 +16,7 @@ from keras_elmo.cli.main import main
 from keras_elmo.export.run_identity import RUN_ATTRIBUTE
 from keras_elmo.export.run_identity import hdf5_run_record
 from keras_elmo.export.run_identity import input_identity
+from tests.conftest import flip_last_byte
 
 pytestmark = pytest.mark.large
 
@@ -74,9 +75,7 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     # same token count: both named.
     changed = tmp_path / "changed.hdf5"
     shutil.copy(weights, changed)
-    data = bytearray(changed.read_bytes())
-    data[-1] ^= 1
-    changed.write_bytes(bytes(data))
+    flip_last_byte(changed)
     edited = b"the dog sat\n\nzz top\n"
     path.write_bytes(edited)
     other = ["embed", str(path), output, "--options", options]
@@ -93,7 +92,7 @@ def test_the_manifest_records_the_run_and_a_rerun_names_what_changed(
     # --force starts over and records the new run.
     assert main(other + ["--force"]) == 0
     run = _manifest(output)["run"]
-    assert run["model"]["weights"] == _sha256(bytes(data))
+    assert run["model"]["weights"] == _sha256(changed.read_bytes())
     assert run["input"]["files"][str(path)]["sha256"] == _sha256(edited)
 
 

@@ -11,7 +11,8 @@ import keras_elmo
 from tests.fixtures.weights_digest import weights_digest
 
 
-def _datasets(path):
+def hdf5_datasets(path):
+    """`{name: array}` of every dataset in an HDF5 file."""
     with h5py.File(path, "r") as f:
         out = {}
         f.visititems(
@@ -30,7 +31,7 @@ def test_round_trip_is_bit_exact(reference_weights, tmp_path):
     out_options = tmp_path / "o.json"
     out_weights = tmp_path / "w.hdf5"
     bilm.save_allennlp(out_options, out_weights)
-    original, written = _datasets(weights), _datasets(out_weights)
+    original, written = hdf5_datasets(weights), hdf5_datasets(out_weights)
     assert sorted(original) == sorted(written)
     for name in original:
         assert written[name].dtype == np.float32, name
