@@ -22,6 +22,10 @@ what changed since the recorded run. Spark's file
 commit protocol keeps one attempt's output per task, so a task re-run
 after a lost executor is written once.
 
+The input is read in splits sized for the model's compute, not for
+reading (`keras_elmo.spark.input_splits`): every core gets work, even
+from one small file, unless the session sets its own split sizes.
+
 An `.hdf5` (or `.h5`) OUTPUT gets the `allennlp elmo` layout that
 `keras-elmo embed` writes (`keras_elmo.spark.hdf5_gather`), for corpora
 that fit one file on the driver.
@@ -34,6 +38,7 @@ from keras_elmo.export.run_identity import finished_run_note
 from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.dataframe import check_options
 from keras_elmo.spark.dataframe import map_embed
+from keras_elmo.spark.input_splits import compute_splits
 from keras_elmo.spark.output_counts import check_counts
 from keras_elmo.spark.output_counts import read_back
 from keras_elmo.spark.run_manifest import current_record
@@ -126,10 +131,11 @@ def embed_text_file(
                 f"Output {output!r} exists; pass force=True to overwrite it."
             )
         header["run"] = current()
-        rows, totals = embed_lines(
-            spark, input_path, model, layers, batch_size, dtype, loader
-        )
-        return gather_hdf5(rows, totals, input_path, output, layers, header)
+        with compute_splits(spark):
+            rows, totals = embed_lines(
+                spark, input_path, model, layers, batch_size, dtype, loader
+            )
+            return gather_hdf5(rows, totals, input_path, output, layers, header)
     manifest = hadoop_files.join(output, MANIFEST)
     if hadoop_files.exists(spark, output):
         if not force:
@@ -140,10 +146,12 @@ def embed_text_file(
             )
         hadoop_files.delete(spark, manifest)  # first: not done until new
     header["run"] = current()
-    rows, totals = embed_lines(
-        spark, input_path, model, layers, batch_size, dtype, loader
-    )
-    rows.write.mode("overwrite" if force else "errorifexists").parquet(output)
+    with compute_splits(spark):
+        rows, totals = embed_lines(
+            spark, input_path, model, layers, batch_size, dtype, loader
+        )
+        mode = "overwrite" if force else "errorifexists"
+        rows.write.mode(mode).parquet(output)
     written = read_back(spark, output)
     counts, layout = check_counts(written, totals, layers)
     header.update(layout, counts=counts)

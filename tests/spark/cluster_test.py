@@ -300,3 +300,36 @@ def test_a_worker_killed_mid_run_leaves_a_complete_exactly_once_output(
     for row in table.to_pylist():
         vectors = np.frombuffer(row["vectors"], "<f4").reshape(row["shape"])
         _assert_close(vectors, want[str(row["line"] % 60)], row["line"])
+
+
+def test_input_splits_spread_a_small_file_over_every_core(spark, tmp_path):
+    """Spark's defaults read a 200 KB file as one task; within an
+    embedding run (`compute_splits`) it is one split per core (this
+    cluster: 2), a 1 MB file splits at 256 KiB, a split size the session
+    sets is kept, and the session's values come back afterwards."""
+    from keras_elmo.spark.input_splits import SPLIT_CONF
+    from keras_elmo.spark.input_splits import compute_splits
+
+    session = spark.newSession()
+    for key in ("spark.sql.files.minPartitionNum",) + tuple(
+        key for key, _ in SPLIT_CONF
+    ):
+        session.conf.unset(key)
+    small = _write(tmp_path / "small.txt", [b"x" * 99] * 2000)  # 200 KB
+    large = _write(tmp_path / "large.txt", [b"y" * 99] * 10_000)  # 1 MB
+
+    def splits(path):
+        return session.read.text(path).rdd.getNumPartitions()
+
+    assert splits(small) == 1
+    with compute_splits(session) as applied:
+        assert applied == dict(SPLIT_CONF)
+        assert splits(small) == 2
+        assert splits(large) == 4  # ceil(1,000,000 / 262,144)
+    assert [session.conf.get(key, None) for key, _ in SPLIT_CONF] == [None] * 2
+    assert splits(small) == 1
+    session.conf.set("spark.sql.files.maxPartitionBytes", "50000")
+    with compute_splits(session) as applied:
+        assert list(applied) == ["spark.sql.files.openCostInBytes"]
+        assert splits(small) == 4  # ceil(200,000 / 50,000)
+    assert session.conf.get("spark.sql.files.maxPartitionBytes") == "50000"
