@@ -6,7 +6,7 @@
         [--rounds 3] [--batch-size 64] [--threads 2]
         [--out benchmarks/results/simple_elmo_side_by_side.json]
 
-Four worker processes load the SAME `original` weights (seeded random
+Five worker processes load the SAME `original` weights (seeded random
 weights in the published format, from `shared/ref/make_weights.py`,
 generated into `/tmp/elmo_ref/w` when missing) and the same sentences
 (`benchmarks/real_text.py`: the file's first `--lines` lines of >= 3
@@ -18,6 +18,9 @@ tokens cut at 64, natural lengths, file order, batches of
   session for all rounds (its external-session path);
 - `keras_elmo/stateless`: the default, `keras_elmo.Embedder.embed` on
   each batch in file order (simple_elmo's batches);
+- `keras_elmo/stateless-every-product`: the same with the first layer's
+  input products at every position, not once per distinct token (the
+  gain of `keras_elmo.ops.distinct_input_products`, side by side);
 - `keras_elmo/stateless-sorted`: the default on all the sentences at
   once, which sorts them by length into its batches;
 - `keras_elmo/stateful`: `Embedder(..., warmup=True)`, the opt-in
@@ -56,6 +59,7 @@ SHARED_REF = os.path.join(REPO, "..", "shared", "ref")
 WORKERS = (
     "simple_elmo",
     "keras_elmo/stateless",
+    "keras_elmo/stateless-every-product",
     "keras_elmo/stateless-sorted",
     "keras_elmo/stateful",
 )
@@ -143,7 +147,7 @@ def start_workers(args, options, weights, sentences_path, tmp):
             + common,
         )
     }
-    for mode in ("stateless", "stateless-sorted", "stateful"):
+    for mode in (name.split("/")[1] for name in WORKERS[1:]):
         workers[f"keras_elmo/{mode}"] = Worker(
             f"keras_elmo/{mode}",
             [
@@ -283,12 +287,24 @@ def main(argv=None):
             outputs["keras_elmo/stateful"], reference
         ),
         "stateless": agreement(outputs["keras_elmo/stateless"], reference),
+        "stateless, every product": agreement(
+            outputs["keras_elmo/stateless-every-product"], reference
+        ),
         "stateless, sorted batches": agreement(
             outputs["keras_elmo/stateless-sorted"], reference
         ),
     }
     medians, ratios = summarise(rounds, list(WORKERS))
     record["summary"] = {"tokens_per_s_median": medians, "ratios": ratios}
+    shared, every = "keras_elmo/stateless", "keras_elmo/stateless-every-product"
+    per_round = [
+        r[shared]["tokens_per_s"] / r[every]["tokens_per_s"] for r in rounds
+    ]
+    record["summary"]["first_layer_products_shared_vs_every"] = {
+        "ratio_of_medians": round(medians[shared] / medians[every], 3),
+        "per_round_min": round(min(per_round), 3),
+        "per_round_max": round(max(per_round), 3),
+    }
     key = "keras_elmo/stateless vs simple_elmo"
     record["target"]["met"] = ratios[key]["ratio_of_medians"] >= TARGET
     record["rounds"] = rounds

@@ -1,7 +1,7 @@
 """The keras_elmo worker of `benchmarks/simple_elmo_side_by_side.py`.
 
     python benchmarks/simple_elmo_worker.py
-        --mode stateless|stateless-sorted|stateful
+        --mode stateless|stateless-every-product|stateless-sorted|stateful
         --options O.json --weights W.hdf5 --sentences S.json
         [--batch-size 64] [--threads 2]
 
@@ -22,6 +22,10 @@ traced once):
 
 - `stateless`: the default, `embed(batch)` for each batch in file order
   (the batches simple_elmo runs);
+- `stateless-every-product`: `stateless` with the first layer's input
+  products computed at every position
+  (`PackedLayout.shares_token_products = False`), as before they were
+  shared per distinct token: the gain of that sharing, side by side;
 - `stateless-sorted`: the default, `embed(sentences)` at once, which
   sorts the sentences by length into its batches (less padding);
 - `stateful`: `Embedder(..., warmup=True).embed(sentences)`, the opt-in
@@ -47,7 +51,13 @@ def _reply(payload):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--mode", choices=("stateless", "stateless-sorted", "stateful")
+        "--mode",
+        choices=(
+            "stateless",
+            "stateless-every-product",
+            "stateless-sorted",
+            "stateful",
+        ),
     )
     parser.add_argument("--options", required=True)
     parser.add_argument("--weights", required=True)
@@ -62,6 +72,11 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     import keras_elmo
+
+    if args.mode == "stateless-every-product":
+        from keras_elmo.ops.bilstm_layouts import PackedLayout
+
+        PackedLayout.shares_token_products = False
 
     with open(args.sentences, encoding="utf-8") as f:
         sentences = json.load(f)
@@ -78,7 +93,7 @@ def main(argv=None):
     )
 
     def embed(batch_list):
-        if args.mode == "stateless":
+        if args.mode in ("stateless", "stateless-every-product"):
             return [v for batch in batch_list for v in embedder.embed(batch)]
         return embedder.embed([s for batch in batch_list for s in batch])
 

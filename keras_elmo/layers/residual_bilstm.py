@@ -45,8 +45,11 @@ class ResidualBiLSTM(keras.layers.Layer):
     Only real tokens are computed (`keras_elmo.ops.packed_recurrence`):
     the rows are sorted by length and packed time-major, so each step
     multiplies only the rows still running, and the input products skip
-    padding too; setting `packed = False` runs the padded loop instead
-    (same outputs within float rounding, 1e-6), as XLA-compiled calls do.
+    padding too; at inference the first layer's input products are
+    computed once per distinct token (`keras_elmo.ops.
+    distinct_input_products`: equal inputs, equal products). Setting
+    `packed = False` runs the padded loop instead (same outputs within
+    float rounding, 1e-6), as XLA-compiled calls do.
     Both layouts are in `keras_elmo.ops.bilstm_layouts`; this layer owns
     the weights and the per-layer steps (dropout, recurrence, residual).
     On another backend (JAX, PyTorch), the padded layout runs a
@@ -253,6 +256,7 @@ class ResidualBiLSTM(keras.layers.Layer):
                 state,
                 clips,
                 bool(training),
+                tokens=layer == 0 and not training,
             )
             if layer > 0 and self.use_skip_connections:
                 sequence = sequence + layer_input

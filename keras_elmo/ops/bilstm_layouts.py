@@ -10,7 +10,9 @@ out and which time loop runs over them:
   states pass through padded steps unchanged). Runs anywhere, XLA too.
 - `PackedLayout`: real tokens only, `[N, 2, P]` with `N = sum(lengths)`,
   rows sorted by length and packed time-major (`packed_recurrence`), so
-  neither the input products nor the loop touch padding.
+  neither the input products nor the loop touch padding; the first
+  layer's input products are computed once per distinct token
+  (`distinct_input_products`) at inference.
 
 Both take a layer's weights `(W, U, W_proj, b)` stacked over directions
 (`[2, ...]`, the forget bias already in `b`) and give the same outputs
@@ -20,6 +22,7 @@ within float rounding (1e-6).
 from keras import ops
 
 from keras_elmo.ops import packed_recurrence
+from keras_elmo.ops.distinct_input_products import distinct_input_products
 
 # Direction axis of the stacked weights and activations.
 FORWARD, BACKWARD = 0, 1
@@ -47,15 +50,22 @@ class _Layout:
     """What both layouts share: one layer's run, given how each lays out
     its input products (`gates_in`), zero states and loop outputs."""
 
-    def run(self, inputs, weights, state, clips, save_for_backward):
+    def run(
+        self, inputs, weights, state, clips, save_for_backward, tokens=False
+    ):
         """One layer, both directions, in this layout: `(sequence, h, c)`.
 
         `weights` is `(W, U, W_proj, b)`, stacked over directions;
         `state` `(h0, c0)` from `initial_state`, or None for zeros;
-        `clips` `(cell_clip, projection_clip)`.
+        `clips` `(cell_clip, projection_clip)`; `tokens`: the inputs are
+        token vectors (the first layer, no dropout), so equal rows are
+        the same token and the packed layout shares their products.
         """
         kernel, recurrent, projection, bias = weights
-        gates_in = self.gates_in(inputs, kernel, bias)
+        if tokens and self.shares_token_products:
+            gates_in = distinct_input_products(inputs, kernel, bias)
+        else:
+            gates_in = self.gates_in(inputs, kernel, bias)
         if state is None:
             # `projection` is [2, H, P]: states are P (h) and H (c) wide.
             sizes = (projection.shape[2], projection.shape[1])
@@ -84,6 +94,8 @@ class PaddedLayout(_Layout):
         recurrence: the time loop, `keras_elmo.ops.lstm_recurrence`'s
             function or one with its signature (a reference in tests).
     """
+
+    shares_token_products = False  # every step of every row, XLA too
 
     def __init__(self, inputs, lengths, dtype, recurrence):
         self.recurrence = recurrence
@@ -141,6 +153,7 @@ class PackedLayout(_Layout):
     """
 
     recurrence = staticmethod(packed_recurrence.packed_lstm_recurrence)
+    shares_token_products = True
 
     def __init__(self, inputs, lengths, dtype):
         self.steps, self.indices, self.order = packed_recurrence.packing(
