@@ -16,9 +16,10 @@ output):
 - `embed-1-core`: the same pinned to one core (`taskset -c 0`: TensorFlow
   sizes its pools to the affinity mask), i.e. per process of one core;
 - `embed-W-processes` (W = `--workers`; steady only): W such processes
-  side by side, process `i` pinned to core `i` and given the `i`-th
-  contiguous share of the lines, timed from a common start (after each
-  one's warm-up) to the last one's end: one process per core with every
+  side by side, process `i` pinned to core `i` and given every W-th line
+  from line `i` (interleaved shares are alike in length; the contiguous
+  halves of en_pd_lm's lines are not), timed from a common start (after
+  each one's warm-up) to the last one's end: one process per core with every
   core busy, as Spark's workers run;
 - `spark`: `--spark-master` on a `keras_elmo.spark.LocalCluster` of
   `--workers` workers of 1 core each (started once, before; its start-up
@@ -219,9 +220,7 @@ def run_steady_processes(lines, small, tmp, preset, workers):
     processes = []
     load = os.getloadavg()[0]
     for i in range(workers):
-        share = lines[
-            i * len(lines) // workers : (i + 1) * len(lines) // workers
-        ]
+        share = lines[i::workers]  # interleaved: alike in length
         src = os.path.join(tmp, f"share{i}.txt")
         with open(src, "wb") as f:
             f.write(b"\n".join(share) + b"\n")
