@@ -103,15 +103,19 @@ CAVEATS = {
     ),
     "benchmarks/results/profile_real_text.json": (
         "Measured while other jobs shared the 2 cores (the load is in "
-        "the provenance); not quoted anywhere."
+        "the provenance); its FLOP counts are cited in "
+        "docs/SIMPLE_ELMO.md's derivation."
     ),
     "benchmarks/results/spark_embed.json": (
-        "Measured while other sessions' tests and benchmarks shared the "
-        "2 cores (the load before each mode is in the file; the modes ran "
-        "one after another, so their ratios move with the load: two "
-        "earlier runs of the same code gave Spark 165.4 and 81.7 "
-        "sentences/s steady); the vectors' agreement and the count of "
-        "Spark tasks do not depend on load. Quoted in docs/SPARK.md."
+        "Rerun from a clean clone at 0e49f72 (2026-12-05) with nothing "
+        "else running; the modes ran one after another, so their ratios "
+        "move with the load before each (in the file). Quoted in "
+        "docs/SPARK.md."
+    ),
+    "benchmarks/results/spark_embed_10000.json": (
+        "The same command on 10,000 lines (a clean clone at 0e49f72, "
+        "2026-12-05, nothing else running): the run's fixed Spark jobs "
+        "amortized. Quoted in docs/SPARK.md."
     ),
     "benchmarks/results/backend_throughput.json": (
         "Measured while a helper's tests shared the 2 cores at low "
