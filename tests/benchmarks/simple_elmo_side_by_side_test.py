@@ -51,7 +51,12 @@ def test_keras_elmo_workers(reference_weights, tmp_path):
     stateful = bilm_warmup.embed_with_warmup(
         bilm_warmup.stateful_copy(bilm), SENTENCES, batch_size=3
     )
-    for mode in ("stateless", "stateless-sorted", "stateful"):
+    for mode in (
+        "stateless",
+        "stateless-every-product",
+        "stateless-sorted",
+        "stateful",
+    ):
         worker = _worker(script, mode, options, weights, str(sentences_path))
         assert worker.ready["ready"]
         assert worker.ask("warm") == {"warm": True}
@@ -90,12 +95,14 @@ def test_agreement_and_summary():
         {
             "simple_elmo": {"tokens_per_s": 100.0},
             "keras_elmo/stateless": {"tokens_per_s": 300.0},
+            "keras_elmo/stateless-every-product": {"tokens_per_s": 250.0},
             "keras_elmo/stateless-sorted": {"tokens_per_s": 400.0},
             "keras_elmo/stateful": {"tokens_per_s": 150.0},
         },
         {
             "simple_elmo": {"tokens_per_s": 200.0},
             "keras_elmo/stateless": {"tokens_per_s": 500.0},
+            "keras_elmo/stateless-every-product": {"tokens_per_s": 450.0},
             "keras_elmo/stateless-sorted": {"tokens_per_s": 600.0},
             "keras_elmo/stateful": {"tokens_per_s": 250.0},
         },
@@ -104,6 +111,7 @@ def test_agreement_and_summary():
     assert medians == {
         "simple_elmo": 150.0,
         "keras_elmo/stateless": 400.0,
+        "keras_elmo/stateless-every-product": 350.0,
         "keras_elmo/stateless-sorted": 500.0,
         "keras_elmo/stateful": 200.0,
     }
