@@ -131,7 +131,7 @@ def embed_text_file(
                 f"Output {output!r} exists; pass force=True to overwrite it."
             )
         header["run"] = current()
-        with compute_splits(spark):
+        with compute_splits(spark, _input_sizes(header["run"])):
             rows, totals = embed_lines(
                 spark, input_path, model, layers, batch_size, dtype, loader
             )
@@ -146,13 +146,13 @@ def embed_text_file(
             )
         hadoop_files.delete(spark, manifest)  # first: not done until new
     header["run"] = current()
-    with compute_splits(spark):
+    with compute_splits(spark, _input_sizes(header["run"])):
         rows, totals = embed_lines(
             spark, input_path, model, layers, batch_size, dtype, loader
         )
         mode = "overwrite" if force else "errorifexists"
         rows.write.mode(mode).parquet(output)
-    written = read_back(spark, output)
+    written = read_back(spark, output, rows.schema)
     counts, layout = check_counts(written, totals, layers)
     header.update(layout, counts=counts)
     hadoop_files.write_text(
@@ -160,6 +160,11 @@ def embed_text_file(
     )
     logger.info("Wrote %d lines to %s", counts["lines"], output)
     return header
+
+
+def _input_sizes(record):
+    """The input files' sizes in bytes, from a run record."""
+    return [item["size"] for item in record["input"]["files"].values()]
 
 
 def _recorded_run(spark, output):

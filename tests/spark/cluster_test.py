@@ -242,6 +242,41 @@ def test_counts_check_counts_and_refuses_doubled_or_missing_lines(spark):
         check_counts(_rows(spark, range(1, 7)), {"f": 6}, "top")
 
 
+def test_counts_check_spans_bitmap_buckets(spark):
+    """70,000 lines fill three buckets of 32,768 (the first holds line 0
+    only): all present once passes; a line twice in another bucket than
+    its first copy, or a line missing while one past the end is present,
+    fails."""
+    from pyspark.sql import functions as F
+
+    from keras_elmo.spark.output_counts import CountsMismatch
+    from keras_elmo.spark.output_counts import check_counts
+
+    def rows(lines):
+        return spark.createDataFrame([(i,) for i in lines], "line long").select(
+            F.lit("f").alias("file"),
+            "line",
+            F.array_repeat(F.lit("a"), (F.col("line") % 2).cast("int")).alias(
+                "tokens"
+            ),
+            F.array(F.lit(3), F.lit(8)).alias("shape"),
+        )
+
+    lines = list(range(70_000))
+    counts, _ = check_counts(rows(lines), {"f": 70_000}, "top")
+    assert counts == {
+        "files": 1,
+        "lines": 70_000,
+        "tokens": 35_000,
+        "blank_lines": 35_000,
+    }
+    with pytest.raises(CountsMismatch, match="line 40000 is in the output 2"):
+        check_counts(rows(lines[:-1] + [40_000]), {"f": 70_000}, "top")
+    shifted = [i for i in lines if i != 33_000] + [70_000]
+    with pytest.raises(CountsMismatch, match=r"\(70000, 0, 70000\)"):
+        check_counts(rows(shifted), {"f": 70_000}, "top")
+
+
 def _embedding_stage_progress(spark):
     """`(completed, active)` tasks of the running stages."""
     tracker = spark.sparkContext.statusTracker()
@@ -305,8 +340,11 @@ def test_a_worker_killed_mid_run_leaves_a_complete_exactly_once_output(
 def test_input_splits_spread_a_small_file_over_every_core(spark, tmp_path):
     """Spark's defaults read a 200 KB file as one task; within an
     embedding run (`compute_splits`) it is one split per core (this
-    cluster: 2), a 1 MB file splits at 256 KiB, a split size the session
-    sets is kept, and the session's values come back afterwards."""
+    cluster: 2), larger files are cut into whole waves of one split per
+    core, each under 256 KiB (a 1.2 MB file: 6 splits, where fixed 256
+    KiB splits gave 5, the fifth alone on one core), a split size the
+    session sets is kept, and the session's values come back afterwards."""
+    from keras_elmo.spark.input_splits import MAX_SPLIT_BYTES
     from keras_elmo.spark.input_splits import SPLIT_CONF
     from keras_elmo.spark.input_splits import compute_splits
 
@@ -316,20 +354,30 @@ def test_input_splits_spread_a_small_file_over_every_core(spark, tmp_path):
     ):
         session.conf.unset(key)
     small = _write(tmp_path / "small.txt", [b"x" * 99] * 2000)  # 200 KB
-    large = _write(tmp_path / "large.txt", [b"y" * 99] * 10_000)  # 1 MB
+    large = _write(tmp_path / "large.txt", [b"y" * 99] * 12_000)  # 1.2 MB
 
     def splits(path):
         return session.read.text(path).rdd.getNumPartitions()
 
     assert splits(small) == 1
-    with compute_splits(session) as applied:
-        assert applied == dict(SPLIT_CONF)
+    with compute_splits(session, [200_000]) as applied:
+        # (200,000 + 8,192) / 2 cores, rounded up
+        assert applied == {
+            "spark.sql.files.maxPartitionBytes": "104096",
+            "spark.sql.files.openCostInBytes": "8192",
+        }
         assert splits(small) == 2
-        assert splits(large) == 4  # ceil(1,000,000 / 262,144)
+    with compute_splits(session, [1_200_000]) as applied:
+        split = int(applied["spark.sql.files.maxPartitionBytes"])
+        assert split == -(-(1_200_000 + 8192) // 6) <= MAX_SPLIT_BYTES
+        assert splits(large) == 6  # 3 waves of 2
+    with compute_splits(session) as applied:  # sizes unknown: 256 KiB
+        assert applied == dict(SPLIT_CONF)
+        assert splits(large) == 5  # ceil(1,200,000 / 262,144)
     assert [session.conf.get(key, None) for key, _ in SPLIT_CONF] == [None] * 2
     assert splits(small) == 1
     session.conf.set("spark.sql.files.maxPartitionBytes", "50000")
-    with compute_splits(session) as applied:
+    with compute_splits(session, [200_000]) as applied:
         assert list(applied) == ["spark.sql.files.openCostInBytes"]
         assert splits(small) == 4  # ceil(200,000 / 50,000)
     assert session.conf.get("spark.sql.files.maxPartitionBytes") == "50000"
