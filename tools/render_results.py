@@ -107,13 +107,13 @@ CAVEATS = {
         "docs/SIMPLE_ELMO.md's derivation."
     ),
     "benchmarks/results/spark_embed.json": (
-        "Rerun from a clean clone at 0e49f72 (2026-12-05) with nothing "
+        "Rerun from a clean clone at 92a98be (2026-12-05) with nothing "
         "else running; the modes ran one after another, so their ratios "
         "move with the load before each (in the file). Quoted in "
         "docs/SPARK.md."
     ),
     "benchmarks/results/spark_embed_10000.json": (
-        "The same command on 10,000 lines (a clean clone at 0e49f72, "
+        "The same command on 10,000 lines (a clean clone at 92a98be, "
         "2026-12-05, nothing else running): the run's fixed Spark jobs "
         "amortized. Quoted in docs/SPARK.md."
     ),
