@@ -94,6 +94,7 @@ def test_agreement_and_summary():
     rounds = [
         {
             "simple_elmo": {"tokens_per_s": 100.0},
+            "simple_elmo/default-call": {"tokens_per_s": 80.0},
             "keras_elmo/stateless": {"tokens_per_s": 300.0},
             "keras_elmo/stateless-every-product": {"tokens_per_s": 250.0},
             "keras_elmo/stateless-sorted": {"tokens_per_s": 400.0},
@@ -101,6 +102,7 @@ def test_agreement_and_summary():
         },
         {
             "simple_elmo": {"tokens_per_s": 200.0},
+            "simple_elmo/default-call": {"tokens_per_s": 100.0},
             "keras_elmo/stateless": {"tokens_per_s": 500.0},
             "keras_elmo/stateless-every-product": {"tokens_per_s": 450.0},
             "keras_elmo/stateless-sorted": {"tokens_per_s": 600.0},
@@ -110,6 +112,7 @@ def test_agreement_and_summary():
     medians, ratios = script.summarise(rounds, list(script.WORKERS))
     assert medians == {
         "simple_elmo": 150.0,
+        "simple_elmo/default-call": 90.0,
         "keras_elmo/stateless": 400.0,
         "keras_elmo/stateless-every-product": 350.0,
         "keras_elmo/stateless-sorted": 500.0,
@@ -120,3 +123,9 @@ def test_agreement_and_summary():
         "per_round_min": 2.5,
         "per_round_max": 3.0,
     }
+    assert ratios["keras_elmo/stateless vs simple_elmo/default-call"] == {
+        "ratio_of_medians": 4.444,
+        "per_round_min": 3.75,
+        "per_round_max": 5.0,
+    }
+    assert "simple_elmo/default-call vs simple_elmo" not in ratios

@@ -34,7 +34,10 @@ keras_elmo, and keras_elmo never imports it. Commands:
   `{"ready": ...}` on stdout, then per stdin line `round` times
   `get_elmo_vectors(sentences, warmup=False, layers="all",
   session=sess)` in one session (`warm`: the same on the first batch,
-  untimed) opened with `--threads` threads;
+  untimed) opened with `--threads` threads; `default-round` times one
+  default call, `get_elmo_vectors(sentences, layers="all")` with no
+  session, as a user makes it (a fresh session with TensorFlow's default
+  threads, its variables initialised, warm-up on the first batch);
   `outputs PATH` writes a fresh default call's (`warmup=True`,
   `layers="all"`) real-token vectors `[N, 3, 2P]` to PATH (.npy);
   `quit` reports the peak RSS. One JSON line answers each command.
@@ -216,6 +219,13 @@ def cmd_bench(args):
             model.get_elmo_vectors(
                 sentences, warmup=False, layers="all", session=sess
             )
+            seconds = time.perf_counter() - start
+            _reply({"seconds": seconds, "tokens": tokens})
+        elif command[0] == "default-round":
+            # As a user calls it: no session (a fresh one per call, its
+            # variables initialised), warm-up on the first batch first.
+            start = time.perf_counter()
+            model.get_elmo_vectors(sentences, layers="all")
             seconds = time.perf_counter() - start
             _reply({"seconds": seconds, "tokens": tokens})
         elif command[0] == "outputs":
