@@ -13,7 +13,12 @@ loads, the pipeline, the output):
 
 - `embed`: the in-process command (HDF5 output);
 - `embed-1-core`: the same pinned to one core (`taskset -c 0`), what
-  one worker of 1 core gets: the per-worker ratio's reference;
+  one worker of 1 core gets alone: a per-worker ratio's reference;
+- `embed-2-processes`: two such commands side by side, process `i`
+  pinned to core `i` and given every second line from line `i`
+  (interleaved shares are alike in length), started together and timed
+  to the last one's end: one process per core with every core busy, as
+  2 workers of 1 core run (the other per-worker reference, per process);
 - `beam-1`: `--runner FnApiRunner --direct_num_workers=1` (the
   DirectRunner's batch engine; no Prism download);
 - `beam-2-threads`: 2 workers, `--direct_running_mode=multi_threading`
@@ -29,8 +34,9 @@ Each mode runs on the `--small`-line prefix and on the whole file, in
 round); from the median times, the steady rate is `(lines - small) /
 (t_lines - t_small)` and the fixed cost `t_small - small / rate`
 (start-up, model loads, pipeline set-up). `per_worker` divides the
-2-worker steady rates by 2 and compares them with `embed-1-core` (the
-issue's target: >= 0.8x) and `embed`. The machine has 2 cores shared
+2-worker steady rates by 2 and compares them with `embed-1-core`,
+`embed-2-processes` per process (the issue's target: >= 0.8x of
+in-process `embed` per process) and `embed`. The machine has 2 cores shared
 with other jobs, so 2 workers cannot gain much here; the figures show
 what the engine costs.
 
@@ -68,6 +74,7 @@ DATA = EN_PD_LM
 MODES = {
     "embed": [],
     "embed-1-core": [],
+    "embed-2-processes": [],
     "beam-1": ["--runner", "FnApiRunner", "--direct_num_workers=1"],
     "beam-2-threads": [
         "--runner",
@@ -103,21 +110,63 @@ def read_lines(count):
     raise ValueError(f"en_pd_lm has fewer than {count} lines.")
 
 
-def run(mode, src, out, preset, batch_size):
+def command(mode, src, out, preset, batch_size, core=None):
     argv = [sys.executable, "-m", "keras_elmo.cli.main", "embed", src, out]
     argv += ["--top", "--force", "--preset", preset] + MODES[mode]
     argv += ["--batch-size", str(batch_size)]
-    if mode == "embed-1-core":
-        argv = ["taskset", "-c", "0"] + argv
+    if core is not None:
+        argv = ["taskset", "-c", str(core)] + argv
+    return argv
+
+
+def shares(src, count):
+    """`src` cut into `count` interleaved shares (files beside it)."""
+    with open(src, "rb") as f:
+        lines = f.read().splitlines()
+    paths = []
+    for i in range(count):
+        path = f"{src}.share{i}"
+        with open(path, "wb") as f:
+            f.write(b"\n".join(lines[i::count]) + b"\n")
+        paths.append(path)
+    return paths
+
+
+def run(mode, src, out, preset, batch_size):
+    """`(seconds, load before)` of `mode` on `src`, end to end."""
+    if mode == "embed-2-processes":
+        cores = len(os.sched_getaffinity(0))
+        argvs = [
+            command(
+                "embed", share, f"{out}.{i}.hdf5", preset, batch_size, i % cores
+            )
+            for i, share in enumerate(shares(src, 2))
+        ]
+    else:
+        core = 0 if mode == "embed-1-core" else None
+        argvs = [command(mode, src, out, preset, batch_size, core)]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(
-        argv, capture_output=True, text=True, env=env, cwd=REPO
-    )
+    processes = [
+        subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+        for argv in argvs
+    ]
+    failed = []
+    for process in processes:
+        _, stderr = process.communicate()
+        if process.returncode:
+            failed.append(stderr[-3000:])
     seconds = time.perf_counter() - start
-    if done.returncode:
-        raise RuntimeError(f"{mode} failed:\n{done.stderr[-3000:]}")
+    if failed:
+        raise RuntimeError(f"{mode} failed:\n" + "\n".join(failed))
     return seconds, load
 
 
@@ -208,8 +257,9 @@ def in_process_padding(lines, batch_size):
 
 
 def per_worker(modes):
-    """The 2-worker modes' steady rate / 2 over `embed-1-core`'s and
-    `embed`'s steady rates (what each of the modes present allows)."""
+    """The 2-worker modes' steady rate / 2 over `embed-1-core`'s,
+    `embed-2-processes`' per process (its rate / 2) and `embed`'s steady
+    rates (those of the modes present)."""
     out = {}
     for mode in MODES:
         if not mode.startswith("beam-2"):
@@ -218,11 +268,12 @@ def per_worker(modes):
             continue
         rate = modes[mode]["sentences_per_s_steady"] / 2
         out[mode] = {"sentences_per_s_steady_per_worker": round(rate, 2)}
-        for base in ("embed-1-core", "embed"):
+        for base in ("embed-1-core", "embed-2-processes", "embed"):
             if base in modes:
-                out[mode][f"vs_{base}"] = round(
-                    rate / modes[base]["sentences_per_s_steady"], 3
-                )
+                per_process = modes[base]["sentences_per_s_steady"]
+                if base == "embed-2-processes":
+                    per_process /= 2
+                out[mode][f"vs_{base}"] = round(rate / per_process, 3)
     return out
 
 
@@ -328,7 +379,8 @@ def main(argv=None):
     results["per_worker"] = per_worker(results["modes"])
     results["target"] = (
         "steady sentences/s per worker (2 workers, 2 cores) >= 0.8x "
-        "in-process embed per process (embed-1-core)"
+        "in-process embed per process (embed-2-processes per process: "
+        "the same 2 cores busy; embed-1-core: one process alone)"
     )
     results["provenance_end"] = provenance()
     write_json(args.results, results)

@@ -65,9 +65,13 @@ def encode_record(path, line, sentence, tokens, vectors, dtype="float32"):
     feature = tf.train.Feature
     array = np.asarray(vectors)
     if dtype == "float32":
+        # A list of Python floats (each a float32 value exactly): protobuf
+        # fills a repeated field from a list about 6x faster than from a
+        # NumPy array, element by element (0.14 ms against 0.80 ms for a
+        # 21-token sentence of 256 values; benchmarks/beam_embed.py).
         values = feature(
             float_list=tf.train.FloatList(
-                value=array.astype(np.float32).ravel()
+                value=array.astype(np.float32).ravel().tolist()
             )
         )
     elif dtype == "float16":
