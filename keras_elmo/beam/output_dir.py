@@ -17,6 +17,7 @@ import json
 import logging
 import os
 
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from keras_elmo.export.embedding_records import MANIFEST
@@ -41,7 +42,15 @@ def existing_outputs(output_dir):
     found = set()
     for pattern in OWN_PATTERNS:
         spec = FileSystems.join(output_dir, pattern)
-        for result in FileSystems.match([spec]):
+        try:
+            results = FileSystems.match([spec])
+        except BeamIOError:
+            # A file system with folders (HDFS) refuses to list a missing
+            # one, where a local disk or an object store matches nothing.
+            if FileSystems.exists(output_dir):
+                raise
+            return []
+        for result in results:
             found.update(m.path for m in result.metadata_list)
     if "://" not in output_dir:
         found.update(glob.glob(os.path.join(output_dir, TEMP_DIRS)))
