@@ -10,19 +10,14 @@ backoff) and then connect anonymously, which the emulator accepts; the
 test skips that wait by starting anonymous.
 """
 
-import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 
 from keras_elmo.cli.main import main
+from tests.beam.local_server import free_port
+from tests.beam.local_server import local_server
 
 pytest.importorskip("google.cloud.storage", reason="apache-beam[gcp]")
 pytestmark = pytest.mark.large
@@ -30,51 +25,24 @@ pytestmark = pytest.mark.large
 BUCKET = "corpus"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gcs(tmp_path, monkeypatch):
     from apache_beam.internal.gcp import auth
     from google.cloud import storage
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = open(tmp_path / "emulator.log", "wb")
     command = [sys.executable, "-m", "gcp_storage_emulator", "start"]
     command += ["-H", "127.0.0.1", "--port", str(port), "--in-memory"]
-    server = subprocess.Popen(
-        ["timeout", "300"] + command + ["--default-bucket", BUCKET],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    command += ["--default-bucket", BUCKET]
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", url)
     # Anonymous from the start (Beam's own fallback, without its retries).
     monkeypatch.setattr(
         auth._Credentials, "_get_service_credentials", lambda options: None
     )
     monkeypatch.setattr(auth._Credentials, "_credentials_init", False)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.3)
+    with local_server(command, url, tmp_path / "emulator.log"):
         yield storage.Client.create_anonymous_client().bucket(BUCKET)
-    finally:
-        # The whole group: killing `timeout` alone orphans the server.
-        with contextlib.suppress(ProcessLookupError):  # already gone
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-        log.close()
 
 
 def test_gcs_input_and_output_get_past_options_and_output_preparation(

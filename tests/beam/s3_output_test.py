@@ -9,20 +9,16 @@ exists. Without the options handed over first, this command failed
 before the pipeline started ("Must provide one of client or options").
 """
 
-import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 
 import boto3
 import pytest
 
 from keras_elmo.cli.main import main
+from tests.beam.local_server import free_port
+from tests.beam.local_server import local_server
 
 pytestmark = pytest.mark.large
 
@@ -30,46 +26,19 @@ BUCKET = "corpus"
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def s3(tmp_path):
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = open(tmp_path / "moto.log", "wb")
-    server = subprocess.Popen(
-        ["timeout", "300", sys.executable, "-m", "moto.server"]
-        + ["-H", "127.0.0.1", "-p", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=dict(os.environ, **{k.upper(): v for k, v in KEYS.items()}),
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.3)
+    command = [sys.executable, "-m", "moto.server"]
+    command += ["-H", "127.0.0.1", "-p", str(port)]
+    env = dict(os.environ, **{k.upper(): v for k, v in KEYS.items()})
+    with local_server(command, url, tmp_path / "moto.log", env):
         client = boto3.client(
             "s3", endpoint_url=url, region_name="us-east-1", **KEYS
         )
         client.create_bucket(Bucket=BUCKET)
         yield url, client
-    finally:
-        # The whole group: killing `timeout` alone orphans the server.
-        with contextlib.suppress(ProcessLookupError):  # already gone
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-        log.close()
 
 
 def test_s3_input_and_output_get_past_options_and_output_preparation(

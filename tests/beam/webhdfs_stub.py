@@ -209,11 +209,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         )
         if os.path.isdir(destination):
             destination = os.path.join(destination, os.path.basename(local))
-        done = os.path.exists(local) and not os.path.exists(destination)
-        if done and os.path.isdir(os.path.dirname(destination)):
+        done = (
+            os.path.exists(local)
+            and not os.path.exists(destination)
+            and os.path.isdir(os.path.dirname(destination))
+        )
+        if done:
             os.rename(local, destination)
-        else:
-            done = False
         self._reply(200, {"boolean": done})
 
     def _delete_delete(self, hdfs_path, params, local, body):
