@@ -121,8 +121,7 @@ def run(args):
             "options need --runner."
         )
     check_positive_int("--batch-size", args.batch_size)
-    hdf5_embedding.check_paths(args.input, args.output, args.force, args.resume)
-    runner, description = load_runner(args)  # a bad name fails here
+    runner, description = _checked_paths_and_runner(args)
     check_corpus_from_args(args, "input", args.input, require_sentences=False)
     sys.stderr.write(f"Embedding {args.input} with {description}\n")
     total = hdf5_embedding.embed_file(
@@ -137,3 +136,27 @@ def run(args):
     )
     sys.stderr.write(f"Wrote {total} sentences to {args.output}\n")
     return 0
+
+
+def _checked_paths_and_runner(args):
+    """Checks the paths before the model loads (a bad path fails fast),
+    then loads it (a bad name fails here). An existing OUTPUT that
+    records its run is refused only once the model is loaded, so that the
+    refusal can say whether it is this very run or what changed."""
+    from keras_elmo.export import hdf5_embedding
+
+    paths = (args.input, args.output, args.force, args.resume)
+    try:
+        hdf5_embedding.check_paths(*paths)
+    except FileExistsError:
+        if not hdf5_embedding.records_run(args.output):
+            raise
+        runner, _ = load_runner(args)
+        hdf5_embedding.check_paths(
+            *paths,
+            current_run=lambda: hdf5_embedding.run_record(
+                runner, args.input, args.layers
+            ),
+        )
+        raise
+    return load_runner(args)

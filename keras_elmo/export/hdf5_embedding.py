@@ -52,11 +52,17 @@ PARTIAL_SUFFIX = ".partial"
 SENTENCE_TO_INDEX = embed_journal.SENTENCE_TO_INDEX
 
 
-def check_paths(input_path, output_path, force=False, resume=False):
+def check_paths(
+    input_path, output_path, force=False, resume=False, current_run=None
+):
     """Refuses, before any work, a missing input, an output that is a
     folder, an existing output without `force` (unless `resume` and it
     is the finished result of the run in OUTPUT.partial), or a missing
-    folder."""
+    folder.
+
+    `current_run`: None, or a callable returning this run's `run_record`;
+    with it, refusing an existing output that records its run adds what
+    changed since (`existing_output_note`)."""
     if not os.path.isfile(input_path):
         raise FileNotFoundError(f"Input file {input_path!r} not found.")
     if os.path.isdir(output_path):
@@ -69,11 +75,44 @@ def check_paths(input_path, output_path, force=False, resume=False):
     )
     if os.path.exists(output_path) and not (force or finished):
         raise FileExistsError(
-            f"Output {output_path!r} exists; pass `force=True` to overwrite it."
+            f"Output {output_path!r} exists; pass `force=True` to overwrite "
+            "it." + existing_output_note(output_path, current_run)
         )
     directory = os.path.dirname(os.path.abspath(output_path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"Output directory {directory!r} not found.")
+
+
+def records_run(output_path):
+    """Whether `output_path` is an HDF5 file that records the run which
+    wrote it (`run_identity.RUN_ATTRIBUTE`); False for anything else,
+    including a file h5py cannot open."""
+    return bool(_recorded_run(output_path))
+
+
+def existing_output_note(output_path, current_run=None):
+    """The sentence a refusal to overwrite `output_path` adds: nothing
+    for a file that is not a keras_elmo output; else whether it is a
+    finished run of the same model, input, settings and version, or what
+    changed since (`run_identity.finished_run_note`). `current_run` is a
+    callable returning this run's `run_record`, called only when the
+    output records a run; None: nothing is compared."""
+    recorded = _recorded_run(output_path)
+    if not recorded or current_run is None:
+        return ""
+    return run_identity.finished_run_note(recorded, current_run)
+
+
+def _recorded_run(output_path):
+    """The output's run record, or None (no record, not HDF5, unreadable,
+    or not valid JSON)."""
+    if not os.path.isfile(output_path):
+        return None
+    try:
+        recorded = run_identity.hdf5_run_record(output_path)
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
 
 
 def embed_file(
@@ -116,7 +155,10 @@ def embed_file(
         )
     check_positive_int("batch_size", batch_size)
     embed_journal.remove_trash(output_path)
-    check_paths(input_path, output_path, force, resume)
+    check_paths(
+        input_path, output_path, force, resume,
+        current_run=lambda: run_record(embedder, input_path, layers),
+    )  # fmt: skip
     partial = output_path + PARTIAL_SUFFIX
     if os.path.exists(output_path):
         kept = f"{output_path!r} is unchanged"
