@@ -1,7 +1,7 @@
 """Which training settings need the TensorFlow trainer, by name.
 
 `keras_elmo.training.trainer.Trainer` (TensorFlow) runs every setting;
-`NeutralTrainer` (JAX) runs the default recipe: one process, float32,
+`NeutralTrainer` (JAX, PyTorch) runs the default recipe: one process, float32,
 full or sampled softmax with replacement, any Keras optimizer (bilm-tf's
 Adagrad as dense updates, the same values). A setting that needs
 `tf.distribute`, TensorFlow's loss scaling, its without-replacement
@@ -11,8 +11,8 @@ the backend, before anything is built or written.
 
 import os
 
-# Backends `NeutralTrainer` trains on (its step is `jax.value_and_grad`).
-NEUTRAL_TRAINING_BACKENDS = ("jax",)
+# Backends `NeutralTrainer` trains on (`jax.value_and_grad` / torch autograd).
+NEUTRAL_TRAINING_BACKENDS = ("jax", "torch")
 
 
 def training_refusals(config, backend):
@@ -27,15 +27,16 @@ def training_refusals(config, backend):
     needs = f"needs the TensorFlow backend; received KERAS_BACKEND={backend}"
     if backend not in NEUTRAL_TRAINING_BACKENDS:
         return [
-            f"training runs on the tensorflow and jax backends only for "
-            f"now; received KERAS_BACKEND={backend}"
+            "training runs on the tensorflow, jax and torch backends; "
+            f"received KERAS_BACKEND={backend}"
         ]
     found = []
     if config.strategy in ("mirrored", "multi_worker"):
         found.append(
             f"`strategy` {needs} (`strategy={config.strategy}` is a "
             "tf.distribute strategy; on JAX one process uses "
-            "keras.distribution.DataParallel over its local devices)"
+            "keras.distribution.DataParallel over its local devices; on "
+            "torch, one device)"
         )
     elif config.strategy == "auto" and os.environ.get("TF_CONFIG"):
         found.append(

@@ -29,12 +29,25 @@ Logits and the softmax are float32 whatever the compute dtype.
 
 import math
 
+import keras
 import numpy as np
 from keras import ops
 from keras import random
 
 # The logit of an accidental hit (TensorFlow's: the lowest float32).
 _MASKED = float(np.finfo(np.float32).min)
+
+
+def _torch_uniform(num_sampled, seed):
+    """`U[0, 1)` float32 `[S]` from a torch generator seeded by the `[2]`
+    uint32 `seed` `(a, b)` as `a * 2**32 + b` (distinct pairs, distinct
+    seeds)."""
+    import torch
+
+    high, low = (int(w) for w in np.asarray(ops.convert_to_numpy(seed)))
+    generator = torch.Generator().manual_seed((high << 32) | low)
+    u = torch.rand((num_sampled,), generator=generator, dtype=torch.float32)
+    return ops.convert_to_tensor(u)
 
 
 def log_uniform_probability(k, vocabulary_size):
@@ -49,11 +62,17 @@ def log_uniform_candidates(num_sampled, vocabulary_size, seed):
 
     `floor(exp(u log(V + 1))) - 1` for `u ~ U[0, 1)` (`keras.random`,
     so `seed`, an int or a `[2]` uint32 seed tensor, makes the draw
-    reproducible), clipped to `[0, V)`.
+    reproducible), clipped to `[0, V)`. On PyTorch, whose `keras.random`
+    takes no seed tensor, a `[2]` seed `(a, b)` seeds a torch generator
+    with the 64-bit `a * 2**32 + b` (`_torch_uniform`).
     """
-    if not isinstance(seed, (int, random.SeedGenerator)):
+    if isinstance(seed, (int, random.SeedGenerator)):
+        u = random.uniform((num_sampled,), seed=seed, dtype="float32")
+    elif keras.config.backend() == "torch":
+        u = _torch_uniform(num_sampled, seed)
+    else:
         seed = ops.convert_to_tensor(seed, "uint32")  # a [2] seed tensor
-    u = random.uniform((num_sampled,), seed=seed, dtype="float32")
+        u = random.uniform((num_sampled,), seed=seed, dtype="float32")
     sampled = ops.floor(ops.exp(u * math.log(vocabulary_size + 1))) - 1.0
     return ops.cast(ops.clip(sampled, 0, vocabulary_size - 1), "int32")
 

@@ -1,4 +1,4 @@
-"""`NeutralTrainer`: biLM training on JAX, resumable, one process.
+"""`NeutralTrainer`: biLM training on JAX and PyTorch, resumable, one process.
 
 The loss of `Trainer` (TensorFlow), written in `keras.ops`
 (`neutral_lm_loss`): per step,
@@ -7,7 +7,8 @@ The loss of `Trainer` (TensorFlow), written in `keras.ops`
 
 over the batch's real tokens, full softmax or sampled with replacement;
 its gradient is clipped by the global norm and applied by the Keras
-optimizer in one compiled step (`jax_train_step.make_jax_step`). The
+optimizer in one step (`jax_train_step.make_jax_step`, compiled;
+`torch_train_step.make_torch_step`, eager; both `neutral_step`'s). The
 model, optimizer and dropout seed states live as arrays between steps;
 checkpoints (`neutral_checkpoints`) hold them with the position (epoch,
 batch in epoch, step) and the epoch's running totals, every
@@ -37,7 +38,6 @@ from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import resolve_model_config
-from keras_elmo.training.jax_train_step import make_jax_step
 from keras_elmo.training.lm_loss import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
@@ -54,10 +54,10 @@ PAD_STEPS_TO = 16
 
 
 class NeutralTrainer:
-    """Builds the language model and runs the JAX training loop.
+    """Builds the language model and runs the JAX or PyTorch training loop.
 
     The counterpart of `keras_elmo.training.trainer.Trainer` for
-    `KERAS_BACKEND=jax`, with the same `TrainingConfig`, outputs and
+    `KERAS_BACKEND=jax` and `torch`, with the same `TrainingConfig`, outputs and
     resume rule (`run.json`); see the module docstring for the step.
 
     Args:
@@ -90,11 +90,17 @@ class NeutralTrainer:
         vocabulary_size = len(self.vocabulary)
         check_sampler_fits(config, vocabulary_size)
         if config.deterministic:
-            logger.info("`deterministic`: JAX on CPU is deterministic.")
+            logger.info(
+                "`deterministic`: nothing to switch on; the %s CPU step is "
+                "deterministic.",
+                backend,
+            )
         keras.utils.set_random_seed(config.seed)
         tf.random.set_seed(config.seed)  # the tf.data shuffle's
         self.model_config = resolve_model_config(config)
-        self.distribution = data_parallel(config.batch_size)
+        self.distribution = (
+            data_parallel(config.batch_size) if backend == "jax" else None
+        )
         with _scope(self.distribution):
             backbone = BiLM(self.model_config, dropout=config.dropout)
             self.model = BiLMLanguageModel(
@@ -122,7 +128,9 @@ class NeutralTrainer:
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
         self.callbacks = list(callbacks or [])
         self._read_variables()
-        self._step = make_jax_step(self.config, self.model, self.optimizer)
+        self._step = _make_step(backend)(
+            self.config, self.model, self.optimizer
+        )
 
     # --- state -----------------------------------------------------------
 
@@ -176,8 +184,8 @@ class NeutralTrainer:
     def save_checkpoint(self):
         """Writes the current state as `ckpt-<step>.npz` (atomically)."""
         self._write_variables()
-        arrays = [np.asarray(v.numpy()) for v in self.model.variables]
-        optimizer = [np.asarray(v.numpy()) for v in self.optimizer.variables]
+        arrays = [_numpy(v) for v in self.model.variables]
+        optimizer = [_numpy(v) for v in self.optimizer.variables]
         paths = (
             [v.path for v in self.model.variables],
             [v.path for v in self.optimizer.variables],
@@ -282,7 +290,10 @@ class NeutralTrainer:
                 backward,
                 np.array([config.seed, 2 * step], np.uint32),
             )
-            s, c, norm = (np.asarray(x, np.float64) for x in outputs[3:])
+            s, c, norm = (
+                np.asarray(keras.ops.convert_to_numpy(x), np.float64)
+                for x in outputs[3:]
+            )
             loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
             if not (np.isfinite(loss) and np.isfinite(norm)):
                 raise TrainingDiverged(
@@ -350,3 +361,20 @@ def _scope(distribution):
     import contextlib
 
     return distribution.scope() if distribution else contextlib.nullcontext()
+
+
+def _make_step(backend):
+    """The step maker of `backend` (`make_jax_step` or `make_torch_step`)."""
+    if backend == "torch":
+        from keras_elmo.training.torch_train_step import make_torch_step
+
+        return make_torch_step
+    from keras_elmo.training.jax_train_step import make_jax_step
+
+    return make_jax_step
+
+
+def _numpy(variable):
+    """A variable's value as NumPy (torch parameters need their
+    gradient tracking dropped first: `convert_to_numpy` does it)."""
+    return np.asarray(keras.ops.convert_to_numpy(variable.value))

@@ -1,7 +1,8 @@
-"""Trains tiny biLMs under the active Keras backend (JAX) and saves the facts.
+"""Trains tiny biLMs under the active Keras backend (JAX or PyTorch) and
+saves the facts.
 
-Run by `jax_training_test.py` in a subprocess with `KERAS_BACKEND=jax`
-(the backend is fixed when keras is imported). In `WORK` it writes a
+Run by `neutral_training_test.py` in a subprocess with `KERAS_BACKEND=jax`
+or `torch` (the backend is fixed when keras is imported). In `WORK` it writes a
 corpus of 48 sentences and its vocabulary, then:
 
 - `losses.npz`: the `keras.ops` losses (`neutral_lm_loss`) on seeded
@@ -23,8 +24,9 @@ With `--data-parallel` (run with two host devices,
 `XLA_FLAGS=--xla_force_host_platform_device_count=2`) only `full/` and a
 `facts.json` naming the distribution.
 
-Usage: KERAS_BACKEND=jax python tests/backends/jax_training_outputs.py \
-    WORK [--data-parallel]
+Usage (BACKEND: jax or torch):
+    KERAS_BACKEND=BACKEND python tests/backends/neutral_training_outputs.py \
+        WORK [--data-parallel]
 """
 
 import contextlib
@@ -137,6 +139,10 @@ def run_cli(argv):
     return {"code": code, "stderr": stderr.getvalue()}
 
 
+def _numpy(variable):
+    return keras.ops.convert_to_numpy(variable.value)
+
+
 def write_facts(work, facts):
     with open(os.path.join(work, "facts.json"), "w", encoding="utf-8") as f:
         json.dump(facts, f, indent=1)
@@ -169,9 +175,9 @@ def main(work, data_parallel=False):
     facts["resumed_step"] = rerun.position["step"]
     np.savez(
         os.path.join(work, "weights.npz"),
-        **{f"full/{i}": v.numpy() for i, v in enumerate(full.model.variables)},
+        **{f"full/{i}": _numpy(v) for i, v in enumerate(full.model.variables)},
         **{
-            f"resumed/{i}": v.numpy()
+            f"resumed/{i}": _numpy(v)
             for i, v in enumerate(rerun.model.variables)
         },
     )

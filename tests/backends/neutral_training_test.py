@@ -1,15 +1,18 @@
-"""biLM training on the JAX backend: loss, resume, refused settings.
+"""biLM training on the JAX and PyTorch backends: loss, resume, refusals.
 
 Keras fixes its backend at import, so `NeutralTrainer` and `keras-elmo
-train` run under `KERAS_BACKEND=jax` in one subprocess
-(`jax_training_outputs.py`, about 40 s on 2 CPU cores) that saves what
-it saw; the tests here check it: the `keras.ops` losses against a NumPy
-re-derivation, the default recipe's loss falling over 3 epochs, a run
-interrupted mid-epoch and rerun ending with bitwise the weights of an
-uninterrupted one, the refusal of another run's checkpoint, and the
-flags that need TensorFlow refused by name. The subprocess runs
-`sys.executable` or `$KERAS_ELMO_JAX_PYTHON` (`backend_subprocess.py`);
-without JAX the tests FAIL with its error: they are not skipped.
+train` run under `KERAS_BACKEND=jax` or `torch` in one subprocess each
+(`neutral_training_outputs.py`, about 40 s on 2 CPU cores) that saves
+what it saw; the tests here check it, once per backend: the `keras.ops`
+losses against a NumPy re-derivation, the default recipe's loss falling
+over 3 epochs, a run interrupted mid-epoch and rerun ending with
+bitwise the weights of an uninterrupted one, the refusal of another
+run's checkpoint, and the flags that need TensorFlow refused by name.
+The subprocess runs `sys.executable` or `$KERAS_ELMO_JAX_PYTHON` /
+`$KERAS_ELMO_TORCH_PYTHON` (`backend_subprocess.py`); without the
+backend the tests FAIL with its error: they are not skipped. The torch
+runs are marked `torch_backend` (`make test-torch` runs them, `make
+test` deselects them), as every PyTorch test.
 """
 
 import json
@@ -27,13 +30,14 @@ from keras_elmo.training.training_config import TrainingConfig
 from tests.backends.backend_subprocess import run_script
 
 REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
+_RUNS = {}
 
 
-def _run_jax(work, *flags, xla_flags=""):
-    """Runs `jax_training_outputs.py` under JAX; returns its facts."""
+def _run(backend, work, *flags, xla_flags=""):
+    """Runs `neutral_training_outputs.py` under `backend`; its facts."""
     run_script(
-        "jax",
-        "jax_training_outputs.py",
+        backend,
+        "neutral_training_outputs.py",
         [work, *flags],
         xla_flags=xla_flags,
         what="training ",
@@ -42,14 +46,24 @@ def _run_jax(work, *flags, xla_flags=""):
         return json.load(f)
 
 
-@pytest.fixture(scope="module")
-def jax_training(tmp_path_factory):
-    """`(facts, losses, weights)` written by the JAX subprocess."""
-    work = tmp_path_factory.mktemp("jax_training")
-    facts = _run_jax(work)
-    losses = np.load(work / "losses.npz", allow_pickle=False)
-    weights = np.load(work / "weights.npz", allow_pickle=False)
-    return facts, losses, weights
+def _training(backend, tmp_path_factory):
+    """`(facts, losses, weights)` of `backend`'s subprocess, run once."""
+    if backend not in _RUNS:
+        work = tmp_path_factory.mktemp(f"{backend}_training")
+        facts = _run(backend, work)
+        losses = np.load(work / "losses.npz", allow_pickle=False)
+        weights = np.load(work / "weights.npz", allow_pickle=False)
+        _RUNS[backend] = (facts, losses, weights)
+    return _RUNS[backend]
+
+
+@pytest.fixture(
+    scope="module",
+    params=["jax", pytest.param("torch", marks=pytest.mark.torch_backend)],
+)
+def training(request, tmp_path_factory):
+    """`(facts, losses, weights)` written by the backend's subprocess."""
+    return _training(request.param, tmp_path_factory)
 
 
 def _real(losses):
@@ -65,12 +79,12 @@ def _logsumexp(x):
     return (peak + np.log(np.exp(x - peak).sum(-1, keepdims=True)))[..., 0]
 
 
-def test_the_subprocess_ran_on_jax(jax_training):
-    assert jax_training[0]["backend"] == "jax"
+def test_the_subprocess_ran_on_its_backend(training, request):
+    assert training[0]["backend"] == request.node.callspec.params["training"]
 
 
-def test_full_softmax_loss_matches_numpy(jax_training):
-    losses = jax_training[1]
+def test_full_softmax_loss_matches_numpy(training):
+    losses = training[1]
     h, y = _real(losses)
     w = losses["embeddings"].astype(np.float64)
     logits = h @ w.T + losses["bias"]
@@ -80,11 +94,11 @@ def test_full_softmax_loss_matches_numpy(jax_training):
     np.testing.assert_allclose(loss_sum, expected, rtol=1e-5)
 
 
-def test_sampled_softmax_loss_matches_numpy(jax_training):
+def test_sampled_softmax_loss_matches_numpy(training):
     """Fixed candidates `[3, 7, y_0, 3, 0, 11]`: `Q(k) = S P(k)` (the
     log-uniform `P`), `-log Q` on every logit, and accidental hits masked
     at the last draw of the label only (TensorFlow's rule)."""
-    losses = jax_training[1]
+    losses = training[1]
     h, y = _real(losses)
     w = losses["embeddings"].astype(np.float64)
     b = losses["bias"].astype(np.float64)
@@ -112,15 +126,15 @@ def test_sampled_softmax_loss_matches_numpy(jax_training):
     np.testing.assert_allclose(loss_sum, expected, rtol=1e-5)
 
 
-def test_sampler_is_seeded(jax_training):
-    draws = jax_training[1]["draws"]
+def test_sampler_is_seeded(training):
+    draws = training[1]["draws"]
     np.testing.assert_array_equal(draws[0], draws[1])
     assert not np.array_equal(draws[0], draws[2])
     assert draws.min() >= 0 and draws.max() < 1000
 
 
-def test_default_recipe_loss_falls(jax_training):
-    history = jax_training[0]["full_history"]
+def test_default_recipe_loss_falls(training):
+    history = training[0]["full_history"]
     assert [h["epoch"] for h in history] == [1, 2, 3]
     assert [h["learning_rate"] for h in history] == [2e-3] * 3  # default
     losses = [h["loss"] for h in history]
@@ -128,24 +142,26 @@ def test_default_recipe_loss_falls(jax_training):
     assert losses[2] < losses[1] < losses[0], losses
 
 
-def test_data_parallel_over_two_devices(jax_training, tmp_path):
-    """Two host devices: `keras.distribution.DataParallel` splits each
-    batch; the losses are the one-device run's within float rounding."""
+def test_data_parallel_over_two_devices(tmp_path, tmp_path_factory):
+    """JAX with two host devices: `keras.distribution.DataParallel` splits
+    each batch; the losses are the one-device run's within float rounding."""
     work = tmp_path / "data_parallel"
-    facts = _run_jax(
+    facts = _run(
+        "jax",
         work,
         "--data-parallel",
         xla_flags="--xla_force_host_platform_device_count=2",
     )
     assert facts["distribution"].startswith("<DataParallel")
-    assert jax_training[0]["distribution"] == "None"  # one device
-    one = [h["loss"] for h in jax_training[0]["full_history"]]
+    one_device = _training("jax", tmp_path_factory)[0]
+    assert one_device["distribution"] == "None"
+    one = [h["loss"] for h in one_device["full_history"]]
     two = [h["loss"] for h in facts["full_history"]]
     np.testing.assert_allclose(two, one, rtol=1e-6)
 
 
-def test_resumed_run_ends_bitwise_as_uninterrupted(jax_training):
-    facts, _, weights = jax_training
+def test_resumed_run_ends_bitwise_as_uninterrupted(training):
+    facts, _, weights = training
     assert facts["stopped"] == "stopped at step 10"
     # The newest checkpoint before the stop: step 8, mid-epoch 2.
     assert facts["resumed_from"] == "ckpt-000000008.npz"
@@ -172,23 +188,25 @@ def test_resumed_run_ends_bitwise_as_uninterrupted(jax_training):
         )
 
 
-def test_checkpoint_of_another_run_is_refused(jax_training):
-    message = jax_training[0]["other_seed"]
+def test_checkpoint_of_another_run_is_refused(training):
+    message = training[0]["other_seed"]
     assert message and "`seed` (0 -> 1)" in message
 
 
-def test_cli_refuses_tensorflow_only_flags_by_name(jax_training):
-    refused = jax_training[0]["cli_refused"]
+def test_cli_refuses_tensorflow_only_flags_by_name(training):
+    backend = training[0]["backend"]
+    refused = training[0]["cli_refused"]
     assert refused["code"] == 2
     for flag in REFUSED + ("--init-from",):
         assert (
-            f"`{flag}` needs the TensorFlow backend; received KERAS_BACKEND=jax"
+            f"`{flag}` needs the TensorFlow backend; "
+            f"received KERAS_BACKEND={backend}"
         ) in refused["stderr"], flag
-    assert not jax_training[0]["cli_refused_dir"]  # refused before writing
+    assert not training[0]["cli_refused_dir"]  # refused before writing
 
 
-def test_cli_trains_on_jax(jax_training):
-    facts = jax_training[0]
+def test_cli_trains(training):
+    facts = training[0]
     assert facts["cli_train"]["code"] == 0, facts["cli_train"]["stderr"]
     for name in (
         "options.json",
@@ -225,7 +243,14 @@ def test_refusals_name_each_setting(tmp_path, monkeypatch):
     (reason,) = training_refusals(_config(tmp_path), "jax")
     assert "TF_CONFIG" in reason
     (reason,) = training_refusals(_config(tmp_path), "torch")
-    assert "KERAS_BACKEND=torch" in reason
+    assert "TF_CONFIG" in reason and "KERAS_BACKEND=torch" in reason
+    monkeypatch.delenv("TF_CONFIG")
+    assert training_refusals(_config(tmp_path), "torch") == []
+    (reason,) = training_refusals(_config(tmp_path), "numpy")
+    assert reason == (
+        "training runs on the tensorflow, jax and torch backends; "
+        "received KERAS_BACKEND=numpy"
+    )
 
 
 def test_tensorflow_checkpoints_are_not_resumed_here(tmp_path):
