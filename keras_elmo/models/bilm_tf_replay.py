@@ -78,7 +78,13 @@ class BilmTfReplay:
                 "lexicon, no word branch and projection_dim < lstm_units, "
                 f"on TensorFlow; received a biLM with config {config!r:.300}."
             )
-        self.bilm = bilm
+        # The sublayers whose variables the replay reads, not the biLM
+        # itself: a cache of replays keyed by biLM (bilm_warmup) must not
+        # keep its key alive.
+        self._char_cnn = bilm.char_cnn
+        self._highway = bilm.highway
+        self._token_projection = bilm.token_projection
+        self._bilstm = bilm.bilstm
         self.max_batch_size = int(max_batch_size)
         lstm = bilm.bilstm
         self._clips = (lstm.cell_clip, lstm.projection_clip)
@@ -87,10 +93,14 @@ class BilmTfReplay:
         self._num_layers = lstm.num_layers
         self._skip = lstm.use_skip_connections
         slots = config.max_characters_per_token
+        # Traced here, once, into concrete functions: every batch shape
+        # runs the same graph, and calling a concrete function never
+        # retraces (nor trips tf.function's frequent-retracing warning
+        # when several replays are built in one process).
         self._embed = tf.function(
             self._token_embeddings,
             input_signature=[tf.TensorSpec([None, None, slots], tf.int32)],
-        )
+        ).get_concrete_function()
         spec = [
             tf.TensorSpec([None, None, lstm.projection_dim], tf.float32),
             tf.TensorSpec([None], tf.int32),
@@ -98,7 +108,9 @@ class BilmTfReplay:
             tf.TensorSpec([None, lstm.projection_dim], tf.float32),
         ]
         self._layers = {
-            (k, d): tf.function(self._make_layer(k, d), input_signature=spec)
+            (k, d): tf.function(
+                self._make_layer(k, d), input_signature=spec
+            ).get_concrete_function()
             for k in range(self._num_layers)
             for d in (0, 1)
         }
@@ -112,7 +124,7 @@ class BilmTfReplay:
 
     def _token_embeddings(self, ids):
         """bilm-tf's char-CNN, highway and projection: `[B, T, P]`."""
-        char_cnn = self.bilm.char_cnn
+        char_cnn = self._char_cnn
         table = tf.concat(
             [
                 tf.zeros((1, char_cnn.char_embedding_dim), tf.float32),
@@ -136,7 +148,7 @@ class BilmTfReplay:
         e = tf.concat(features, 2)
         batch_and_steps = tf.shape(e)[:2]
         e = tf.reshape(e, [-1, e.shape[-1]])
-        for block in self.bilm.highway.blocks:
+        for block in self._highway.blocks:
             carry = tf.nn.sigmoid(
                 tf.matmul(e, block["carry_kernel"]) + block["carry_bias"]
             )
@@ -145,7 +157,7 @@ class BilmTfReplay:
                 + block["transform_bias"]
             )
             e = carry * transform + (1.0 - carry) * e
-        projection = self.bilm.token_projection
+        projection = self._token_projection
         e = tf.matmul(e, projection.kernel) + projection.bias
         return tf.reshape(e, tf.concat([batch_and_steps, [e.shape[-1]]], 0))
 
@@ -155,7 +167,7 @@ class BilmTfReplay:
         cell_clip, projection_clip = self._clips
         forget_bias = self._forget_bias
         residual = index > 0 and self._skip
-        lstm = self.bilm.bilstm
+        lstm = self._bilstm
 
         def layer(inputs, lengths, c, h):
             """`(outputs [B, T, P], c, h)`; TF1's kernel is `[W; U]`."""

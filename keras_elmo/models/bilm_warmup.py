@@ -37,6 +37,8 @@ keras_elmo's positions past a sentence's length are 0 in every layer.
 Real tokens agree.
 """
 
+import weakref
+
 import numpy as np
 
 from keras_elmo.models import bilm_tf_replay
@@ -46,6 +48,12 @@ from keras_elmo.models.bilm_outputs import output_dict
 from keras_elmo.text.batch_to_ids import batch_to_ids
 
 FIRST_BATCH = "first_batch"
+
+# The replay of each stateful biLM, kept while the biLM lives: it reads
+# the biLM's variables (never copies), so a later run on the same biLM
+# with the same rows reuses its traced functions instead of tracing them
+# again for every call.
+_replays = weakref.WeakKeyDictionary()
 
 
 def check_warmup(warmup):
@@ -141,7 +149,11 @@ def _replay_runner(bilm, batches, warmup):
     if not bilm_tf_replay.supports(bilm.config):
         return None
     rows = max(len(b) for b in batches + ([warmup] if warmup else []))
-    replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=rows)
+    replay = _replays.get(bilm)
+    if replay is None or replay.max_batch_size != rows:
+        replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=rows)
+        _replays[bilm] = replay
+    replay.reset()
     add_boundaries = bilm.get_layer("add_sentence_boundaries")
 
     def run(batch):

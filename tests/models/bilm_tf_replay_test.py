@@ -148,3 +148,55 @@ def test_refuses_what_it_cannot_run(reference_weights):
     )
     with pytest.raises(ValueError, match="projection_dim < lstm_units"):
         bilm_tf_replay.BilmTfReplay(unprojected, max_batch_size=2)
+
+
+def test_run_batches_reuses_one_replay_per_bilm_and_row_count(
+    reference_weights, monkeypatch
+):
+    bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
+    stateful = bilm_warmup.stateful_copy(bilm)
+    built = []
+    original = bilm_tf_replay.BilmTfReplay.__init__
+
+    def counting(self, bilm, max_batch_size):
+        built.append(max_batch_size)
+        original(self, bilm, max_batch_size)
+
+    monkeypatch.setattr(bilm_tf_replay.BilmTfReplay, "__init__", counting)
+    batches = _batches(SIZES)
+    first = bilm_warmup.run_batches(stateful, batches, warmup=True)
+    again = bilm_warmup.run_batches(stateful, batches, warmup=True)
+    assert built == [4]  # traced once, reused from zero states
+    for a, b in zip(first, again):
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+    bilm_warmup.run_batches(stateful, _batches((2, 2)), warmup=True)
+    assert built == [4, 2]  # other rows: other state variables
+
+
+def test_many_replays_trace_once_each_without_retracing_warnings(
+    reference_weights, caplog
+):
+    bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
+    add = bilm.get_layer("add_sentence_boundaries")
+    batches = [_batches((n,))[0] for n in (1, 3, 2)]
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=3)
+            for batch in batches:
+                replay(add(keras_elmo.batch_to_ids(batch)))
+    assert "retracing" not in caplog.text
+
+
+def test_the_replay_cache_does_not_keep_a_bilm_alive(reference_weights):
+    import gc
+    import weakref
+
+    bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
+    stateful = bilm_warmup.stateful_copy(bilm)
+    bilm_warmup.run_batches(stateful, _batches(SIZES), warmup=True)
+    assert stateful in bilm_warmup._replays
+    alive = weakref.ref(stateful)
+    del stateful
+    gc.collect()
+    assert alive() is None
