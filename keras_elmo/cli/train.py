@@ -24,11 +24,12 @@ Multi-worker: start the same command on every worker with TF_CONFIG set
 (`--strategy multi_worker`, or `auto`). This uses keras_elmo's own loop,
 which works where Keras 3's `fit` does not (keras-team/keras#20585).
 
-On JAX (`KERAS_BACKEND=jax`) the same command runs the backend-neutral
-trainer (`keras_elmo.training.neutral_trainer`): one process (with
-`keras.distribution.DataParallel` over several local devices), the
-default recipe, full or sampled softmax with replacement, resumable
-from OUT/checkpoints/*.npz. Flags that need TensorFlow (`--strategy
+On JAX or PyTorch (`KERAS_BACKEND=jax` / `torch`) the same command runs
+the backend-neutral trainer (`keras_elmo.training.neutral_trainer`): one
+process (on JAX with `keras.distribution.DataParallel` over several
+local devices; PyTorch trains on one device), the default recipe, full
+or sampled softmax with replacement, resumable from
+OUT/checkpoints/*.npz. Flags that need TensorFlow (`--strategy
 mirrored` / `multi_worker`, `--mixed-precision`, `--sampler unique`
 with `--num-sampled`, `--valid`, `--init-from`) are refused by name
 (docs/BACKENDS.md).
