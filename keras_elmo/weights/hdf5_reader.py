@@ -120,6 +120,12 @@ def open_hdf5(path, kind, label=None, mode="r"):
         ) from e
     try:
         check_structure(f, f"{kind.name} file {label}")
+    except (OSError, RuntimeError, KeyError) as e:
+        f.close()
+        raise ValueError(
+            f"Cannot read {kind.name.lower()} file {label}, its links "
+            f"cannot be walked (truncated or corrupt?){kind.unreadable}: {e}"
+        ) from e
     except BaseException:
         f.close()
         raise
@@ -324,6 +330,10 @@ def check_keras_archive(path):
         if KERAS_WEIGHTS_MEMBER not in archive.namelist():
             return
         with archive.open(KERAS_WEIGHTS_MEMBER) as member:
-            with h5py.File(member, "r") as f:
+            try:
+                f = h5py.File(member, "r")
+            except OSError:
+                return  # Not HDF5: Keras reports it.
+            with f:
                 where = f"Model file {path!r}, member {KERAS_WEIGHTS_MEMBER}"
                 check_structure(f, where)
