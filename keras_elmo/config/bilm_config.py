@@ -7,6 +7,7 @@ import warnings
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import options_json
 from keras_elmo.config import options_lexicons
+from keras_elmo.config import options_rules
 from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
 from keras_elmo.utils.validation import check_positive_int
@@ -132,6 +133,11 @@ class BiLMConfig:
                 f"{char_vocab.MAX_CHARS_PER_TOKEN}, got "
                 f"{self.max_characters_per_token}."
             )
+        # Before anything is allocated: every source of a config
+        # (options.json, ELMoForManyLangs, a dict, code) is bounded.
+        options_rules.check_sizes(
+            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        )
 
     def _check_lexicons(self):
         lexicon, specials = unicode_lexicon.check_lexicon(

@@ -25,9 +25,9 @@ def read_options(path_or_dict):
         FileNotFoundError: the file does not exist.
         ValueError: the file is not UTF-8 JSON, not a JSON object, or a
             key is missing, has the wrong type or a value out of range
-            (`options_rules`); the message names the file, the key path as
-            written in the file (`lstm.dim`), the value and what is
-            allowed.
+            or past its size limit (`options_rules`); the message names
+            the file, the key path as written in the file (`lstm.dim`),
+            the value and what is allowed.
     """
     base_dir = None
     if isinstance(path_or_dict, (str, os.PathLike)):
@@ -81,6 +81,7 @@ def read_options(path_or_dict):
         by_key.pop("char_cnn.n_characters")
         fields.update(lexicon_fields)
     options_rules.check_values(by_key, raw, source)
+    options_rules.check_sizes(fields, source)
     options_rules.warn_unknown_keys(options, source)
     return fields, source
 

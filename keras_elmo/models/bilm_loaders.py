@@ -15,20 +15,26 @@ import keras
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
 from keras_elmo.presets import sources as model_sources
+from keras_elmo.weights.bilm_hdf5 import check_weights_fit
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+from keras_elmo.weights.hdf5_reader import check_keras_archive
 
 
 def model_in_keras_file(path, bilm_cls):
     """The model of a `.keras` file: its `BiLM` (an instance of
     `bilm_cls`), or the one layer in it that holds a `BiLM` as `.bilm`
     (an `ElmoLayer`, so a learned mix is kept). Loads with
-    `safe_mode=True`.
+    `safe_mode=True`, after its HDF5 weights member is checked as every
+    weights file is (`hdf5_reader.check_keras_archive`).
 
     Raises:
         ValueError: the file holds neither a BiLM nor exactly one such
             layer; the message names the file and what it holds.
+        UnsafeHDF5Error: (a `ValueError`) its weights would be read from
+            outside the archive.
     """
+    check_keras_archive(path)
     model = keras.saving.load_model(path, safe_mode=True)
     if isinstance(model, bilm_cls):
         return model
@@ -76,11 +82,11 @@ class BiLMLoaders:
             stateful: bool. See the class docstring.
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        bilm = cls(
-            BiLMConfig.from_options_json(options_file),
-            stateful=stateful,
-            **kwargs,
-        )
+        config = BiLMConfig.from_options_json(options_file)
+        # Before the model is allocated: the file must be safe and able to
+        # hold what the options claim.
+        check_weights_fit(weight_file, config)
+        bilm = cls(config, stateful=stateful, **kwargs)
         load_bilm_hdf5(bilm, weight_file)
         return bilm
 

@@ -18,12 +18,15 @@ layout differences:
   `word_embed` for a word branch (docs/ELMOFORMANYLANGS.md).
 """
 
+import dataclasses
 import logging
 
-from keras_elmo.weights.hdf5_ports import FileKind
+from keras_elmo.config import options_rules
 from keras_elmo.weights.hdf5_ports import port_weight
 from keras_elmo.weights.hdf5_ports import read_ports
 from keras_elmo.weights.hdf5_ports import write_ports
+from keras_elmo.weights.hdf5_reader import FileKind
+from keras_elmo.weights.hdf5_reader import check_claimed_values
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +79,19 @@ def weight_table(bilm):
                 port_weight(lstm.projection_kernels[layer], f"{cell}/W_P_0", d)
             )
     return table
+
+
+def check_weights_fit(path, config):
+    """Checks, before a `BiLM` is built for `config`, that the weights
+    file at `path` is safe to open (`hdf5_reader.open_hdf5`) and large
+    enough for the parameters `config` implies (`hdf5_reader.
+    check_claimed_values`), so tiny files next to huge options allocate
+    nothing. Raises a `ValueError` naming the file."""
+    fields = {
+        f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+    }
+    count = options_rules.parameter_count(fields)
+    check_claimed_values(path, count, WEIGHTS_FILE)
 
 
 def load_bilm_hdf5(bilm, path):

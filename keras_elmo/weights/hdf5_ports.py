@@ -12,9 +12,12 @@ holds it. Two layout differences cover every ELMo file:
   dataset's first axis in table order (bilm-tf's LSTM `W_0` is the input
   kernel's rows, then the recurrent kernel's).
 
-`read_ports` checks every dataset (present, a dataset, the shape the
-model expects, numeric, readable, finite) before assigning anything, and
-its errors name the file, the dataset and what was wrong. `write_ports`
+`read_ports` reads through `keras_elmo.weights.hdf5_reader`, the one
+checked reader of untrusted HDF5: the file's structure first (nothing
+linked, mapped or stored outside it), then every dataset's metadata
+(present, the shape the model expects, numeric, the bytes it stores),
+then the values (readable, finite); nothing is assigned before all pass,
+and errors name the file, the dataset and what was wrong. `write_ports`
 writes the same table atomically.
 """
 
@@ -26,6 +29,9 @@ import numpy as np
 
 from keras_elmo.utils.atomic import atomic_path
 from keras_elmo.utils.write_faults import ensure_room
+from keras_elmo.weights.hdf5_reader import check_dataset
+from keras_elmo.weights.hdf5_reader import open_hdf5
+from keras_elmo.weights.hdf5_reader import read_checked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,18 +76,6 @@ def port_weight(keras_variable, hdf5_key, direction=None, leading_axis=False):
     return WeightPort(keras_variable, hdf5_key, direction, leading_axis)
 
 
-@dataclasses.dataclass(frozen=True)
-class FileKind:
-    """What the error messages call a file format, and their hints."""
-
-    name: str  # "Weights" or "Softmax": starts every message
-    layout: str = ""  # after "is not an HDF5 file"
-    missing: str = ""  # after "has no dataset ... (expected shape ...)"
-    shape_source: str = ""  # where the expected shape comes from
-    shape_question: str = ""  # the likely cause of a shape mismatch
-    unreadable: str = ""  # after "cannot be opened as HDF5 (...)"
-
-
 def _group(ports):
     """`{hdf5_key: [ports]}` in table order."""
     groups = {}
@@ -97,66 +91,6 @@ def _dataset_shape(parts):
     return (sum(s[0] for s in shapes),) + shapes[0][1:]
 
 
-def open_hdf5(path, kind, label=None, mode="r"):
-    """`h5py.File(path, mode)`, with errors that say what is wrong.
-
-    The one place a file of ours is opened as HDF5 for reading (or
-    appending): `kind` (a `FileKind`) starts every message and `label`
-    names the file (default: the path, quoted).
-
-    Raises:
-        FileNotFoundError: `path` does not exist.
-        ValueError: it is not HDF5 (no HDF5 signature: an error page, a
-            JSON file, random bytes), or h5py cannot open it (truncated).
-    """
-    label = label or repr(os.fspath(path))
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind.name} file not found: {label}.")
-    if not h5py.is_hdf5(path):
-        raise ValueError(
-            f"{kind.name} file {label} is not an HDF5 file{kind.layout}."
-        )
-    try:
-        return h5py.File(path, mode)
-    except OSError as e:
-        raise ValueError(
-            f"Cannot read {kind.name.lower()} file {label}, it cannot be "
-            f"opened as HDF5 (truncated or corrupt?){kind.unreadable}: {e}"
-        ) from e
-
-
-def read_checked(f, key, expected, kind, label):
-    """Dataset `key` of the open file `f` as float32, checked: present, a
-    dataset, of shape `expected`, numeric, readable (a truncated file often
-    opens but fails here) and finite. Errors start with `kind.name` and
-    name the file (`label`) and the dataset."""
-    where = f"{kind.name} file {label}, dataset {key!r}"
-    if key not in f or not isinstance(f[key], h5py.Dataset):
-        raise ValueError(
-            f"{kind.name} file {label} has no dataset {key!r} (expected "
-            f"shape {expected}){kind.missing}."
-        )
-    dataset = f[key]
-    if tuple(dataset.shape) != expected:
-        raise ValueError(
-            f"{where}: expected shape {expected} ({kind.shape_source}), "
-            f"found {tuple(dataset.shape)}. {kind.shape_question}".rstrip()
-        )
-    if dataset.dtype.kind not in "fiu":
-        raise ValueError(
-            f"{where}: expected numbers (float32), found dtype {dataset.dtype}."
-        )
-    try:
-        array = np.asarray(dataset[...], dtype=np.float32)
-    except (OSError, RuntimeError, ValueError) as e:
-        raise ValueError(
-            f"{where} cannot be read (is the file truncated or corrupt?): {e}"
-        ) from e
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{where} holds non-finite values (NaN or inf).")
-    return array
-
-
 def read_ports(path, ports, kind):
     """Checks every dataset of the table in `path`, then assigns them all.
 
@@ -165,14 +99,18 @@ def read_ports(path, ports, kind):
 
     Raises:
         FileNotFoundError: `path` does not exist.
-        ValueError: not HDF5, unreadable, or a dataset missing, of another
-            shape, not numeric, unreadable or non-finite; nothing is
-            assigned then.
+        ValueError: not HDF5, unreadable, data outside the file
+            (`hdf5_reader.UnsafeHDF5Error`), or a dataset missing, of
+            another shape, not numeric, claiming more than it stores,
+            unreadable or non-finite; nothing is assigned then.
     """
     path = os.fspath(path)
     groups = _group(ports)
     arrays = {}
     with open_hdf5(path, kind) as f:
+        # Every dataset's metadata before any is read (or allocated).
+        for key, parts in groups.items():
+            check_dataset(f, key, _dataset_shape(parts), kind, repr(path))
         for key, parts in groups.items():
             expected = _dataset_shape(parts)
             arrays[key] = read_checked(f, key, expected, kind, repr(path))

@@ -16,9 +16,9 @@ import os
 
 from keras_elmo.text import char_vocab
 from keras_elmo.weights.bilm_hdf5 import LSTM_CELL
-from keras_elmo.weights.hdf5_ports import FileKind
-from keras_elmo.weights.hdf5_ports import open_hdf5
-from keras_elmo.weights.hdf5_ports import read_checked
+from keras_elmo.weights.hdf5_reader import FileKind
+from keras_elmo.weights.hdf5_reader import open_hdf5
+from keras_elmo.weights.hdf5_reader import read_checked
 
 
 def expected_weight_shapes(config):

@@ -6,10 +6,10 @@ A trained model directory keeps them in `softmax.hdf5`, next to the biLM's
 `weights.hdf5` (which, as in bilm-tf's `dump_weights`, has no softmax).
 """
 
-from keras_elmo.weights.hdf5_ports import FileKind
 from keras_elmo.weights.hdf5_ports import port_weight
 from keras_elmo.weights.hdf5_ports import read_ports
 from keras_elmo.weights.hdf5_ports import write_ports
+from keras_elmo.weights.hdf5_reader import FileKind
 
 SOFTMAX_FILE = FileKind(
     name="Softmax",
