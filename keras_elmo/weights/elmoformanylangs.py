@@ -34,9 +34,9 @@ and what was expected:
 - lexicons: `token<TAB>id` lines, ids ASCII digits, each id below its
   embedding table's rows, the padding id no character's;
 - weights: the parameter count the architecture and lexicons imply
-  (`expected_parameters`) bounds each pickle's storages before they are
+  (`expected_parameters`) bounds each `.pkl` file's storages before they are
   read (twice that, plus 4096: torch may save a storage larger than the
-  tensor viewing it), and the pickles must hold at least half of it, so a
+  tensor viewing it), and the `.pkl` files must hold at least half of it, so a
   tiny file next to an absurd architecture is refused before a model is
   built.
 
