@@ -35,6 +35,10 @@ storage or entry, what was found and what was expected):
   directory, which must equal that product and be no larger than the zip
   file itself, since torch stores members uncompressed); a deflated
   member claiming more is refused before it is inflated;
+- a counted value inside a pickle (BINBYTES and the like, which the
+  unpickler allocates whole before reading): at most the bytes left in
+  the file, found by walking the opcodes with `pickletools.genops`
+  (which builds nothing) before unpickling;
 - all storages together: at most `max_elements` elements when the caller
   knows the architecture (`elmoformanylangs.read_folder` passes the
   parameter count its config implies);

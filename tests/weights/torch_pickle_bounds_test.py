@@ -255,3 +255,29 @@ def test_storages_past_the_architecture_are_refused_before_reading(
         max_elements=307,
     )
     assert error.key == "0"
+
+
+@pytest.mark.parametrize("layout", sorted(WRITERS))
+@pytest.mark.parametrize(
+    "opcode, width", [(b"B", "<I"), (b"\x8e", "<Q")], ids=["BINBYTES", "8"]
+)
+def test_a_pickled_value_longer_than_the_file_is_refused_unallocated(
+    layout, opcode, width, tmp_path
+):
+    # A bytes value declaring 2 GiB, 5 bytes after it: the unpickler
+    # would allocate the 2 GiB before reading.
+    root = b"\x80\x02ccollections\nOrderedDict\n)R" + _ops("w")
+    root += opcode + struct.pack(width, 2**31) + b"abcs."
+    path = str(tmp_path / "long.pkl")
+    if layout == "legacy":
+        with open(path, "wb") as f:
+            for value in (_MAGIC, 1001, {"little_endian": True}, root):
+                f.write(value if value is root else pickle.dumps(value, 2))
+    else:
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("archive/data.pkl", root)
+    error, peak, _ = _refused(
+        path, f"declares {2**31} bytes", "at most the 5 bytes left"
+    )
+    assert peak < 2**20, peak
+    assert error.path == path
