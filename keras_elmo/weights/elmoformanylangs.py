@@ -250,8 +250,8 @@ def read_lexicon(path):
     `str.splitlines` splits), each `line.strip().split("\\t")`; a line
     left with one field (its token was whitespace, which `strip()` ate)
     is the token U+3000, the ideographic space. Later lines win. An id is
-    ASCII digits (the package would take `int()` of anything; a negative
-    id there indexes from the table's end).
+    ASCII digits (the package takes `int()` of anything; a negative id
+    then fails in torch's embedding lookup, only when its token comes).
 
     Raises:
         ELMoForManyLangsFileError: naming the file and line.

@@ -59,6 +59,7 @@ import collections
 import io
 import os
 import pickle
+import pickletools
 import struct
 import zipfile
 import zlib
@@ -98,6 +99,11 @@ class TorchFileBoundsError(ValueError):
         super().__init__(message)
         self.path = path
         self.key = key
+
+
+class _NamedError(ValueError):
+    """A refusal raised while unpickling, its message naming the file
+    (anything else the unpickler raises is wrapped to name it)."""
 
 
 class _StorageType:
@@ -256,7 +262,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return _ALLOWED[(module, name)]
         if module == "torch" and name in _STORAGE_DTYPES:
             if _STORAGE_DTYPES[name] is None:
-                raise ValueError(
+                raise _NamedError(
                     f"{self.label}: tensors of torch.{name} (bfloat16) "
                     "are not supported; save the state dict as float32."
                 )
@@ -285,7 +291,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
                 "expected ('storage', torch.*Storage, key, location, n)."
             )
         if len(pid) > 5 and pid[5] is not None:
-            raise ValueError(
+            raise _NamedError(
                 f"{self.label}: storage views (torch < 0.4 files) are not "
                 "supported."
             )
@@ -312,10 +318,65 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return storage
 
 
+class _Capped:
+    """A window on a seekable file that hands `pickletools` no more bytes
+    than remain and records a read that asked for more."""
+
+    def __init__(self, f, end):
+        self.f, self.end, self.overrun = f, end, None
+
+    def read(self, n=-1):
+        left = self.end - self.f.tell()
+        if n is None or n < 0:
+            n = left
+        elif n > left:
+            if n > _SMALL_READ:  # a truncated file's last read is not
+                self.overrun = (n, left)  # worth a refusal of its own
+            n = left
+        return self.f.read(n)
+
+    def readline(self):
+        return self.f.readline(min(self.end - self.f.tell(), _SMALL_READ))
+
+    def tell(self):
+        return self.f.tell()
+
+
+# Reads up to this size are harmless whatever they declare; also the
+# longest text line (GLOBAL's module and name) a pickle may hold.
+_SMALL_READ = 1 << 16
+
+
+def _check_lengths(file, label, path):
+    """Walks one pickle's opcodes (`pickletools.genops`, which builds
+    nothing) and refuses a counted value (BINBYTES, BINUNICODE8, ...)
+    longer than the bytes left, before the unpickler allocates it; then
+    rewinds. Other faults are left to the unpickler's own message."""
+    start = file.tell()
+    end = file.seek(0, io.SEEK_END)
+    file.seek(start)
+    capped = _Capped(file, end)
+    try:
+        for _ in pickletools.genops(capped):
+            pass
+    except Exception:  # not a pickle: the unpickler names the fault
+        pass
+    file.seek(start)
+    if capped.overrun is not None:
+        wanted, left = capped.overrun
+        raise TorchFileBoundsError(
+            f"{label}: a value in its pickle declares {wanted} bytes; "
+            f"expected at most the {left} bytes left in the file. It was "
+            "not read.",
+            path,
+        )
+
+
 def _load(file, label, storages=None, path=None):
+    _check_lengths(file, label, path)
     try:
         return _RestrictedUnpickler(file, label, storages, path).load()
-    except (UnsafePickleError, ValueError):
+    except (UnsafePickleError, TorchFileBoundsError, _NamedError):
         raise
     except Exception as e:  # truncated or not a pickle at all
         raise ValueError(

@@ -50,7 +50,7 @@ def _refused(folder, *patterns):
 @pytest.mark.parametrize(
     "model, name, number, text, found",
     [
-        # `-3` indexes the package's table from its end
+        # the package's torch lookup fails on `-3` only when `☃` comes
         ("char", "char.dic", 5, "\u2603\t-3", "the id an integer >= 0"),
         ("char", "char.dic", 7, "\u2603\t\u00b2", "the id an integer >= 0"),
         (

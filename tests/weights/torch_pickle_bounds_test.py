@@ -281,3 +281,19 @@ def test_a_pickled_value_longer_than_the_file_is_refused_unallocated(
     )
     assert peak < 2**20, peak
     assert error.path == path
+
+
+@pytest.mark.parametrize("layout", sorted(WRITERS))
+def test_an_unpickler_value_error_names_the_file(layout, tmp_path):
+    # The unpickler's own ValueError (here: protocol 9) named nothing.
+    path = str(tmp_path / "protocol.pkl")
+    if layout == "legacy":
+        (tmp_path / "protocol.pkl").write_bytes(b"\x80\x09N.")
+    else:
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("archive/data.pkl", b"\x80\x09N.")
+    with pytest.raises(ValueError) as info:
+        read_state_dict(path)
+    message = str(info.value)
+    assert message.startswith(f"Torch file {path!r} is not a readable"), message
+    assert "unsupported pickle protocol: 9" in message
