@@ -20,6 +20,23 @@ parsing quirks and translates everything into `BiLMConfig` fields;
 `elmoformanylangs_weights.load_weights` ports every tensor through one
 declarative table with the layout hooks below. Maths: docs/ELMOFORMANYLANGS.md.
 
+Every file of a folder is untrusted, so it is checked before anything is
+sized from it, and a refusal (`ELMoForManyLangsFileError`) names the file,
+the key as the file spells it (`encoder.dim`) or the line, what was found
+and what was expected:
+
+- architecture values: integers within `ARCHITECTURE_LIMITS`, a wide
+  margin past the largest published ELMo (`elmoformanylangs_configs`
+  says which); names, activation and clips as the package takes them;
+- lexicons: `token<TAB>id` lines, ids ASCII digits, each id below its
+  embedding table's rows, the padding id no character's;
+- weights: the parameter count the architecture and lexicons imply
+  (`expected_parameters`) bounds each `.pkl` file's storages before they are
+  read (twice that, plus 4096: torch may save a storage larger than the
+  tensor viewing it), and the `.pkl` files must hold at least half of it, so a
+  tiny file next to an absurd architecture is refused before a model is
+  built.
+
 Package tensor -> ours (hook):
 
 - `char_emb_layer.embedding.weight` [n, c] -> `char_cnn.char_embeddings`
@@ -56,6 +73,10 @@ WORD_DIC = "word.dic"
 TOKEN_EMBEDDER = "token_embedder.pkl"
 ENCODER = "encoder.pkl"
 KNOWN_ARCHITECTURES = elmoformanylangs_configs.KNOWN_ARCHITECTURES
+ARCHITECTURE_LIMITS = elmoformanylangs_configs.ARCHITECTURE_LIMITS
+ELMoForManyLangsFileError = elmoformanylangs_configs.ELMoForManyLangsFileError
+architecture_dims = elmoformanylangs_configs.architecture_dims
+expected_parameters = elmoformanylangs_configs.expected_parameters
 
 # The package's specials. Its batching code reads `bow_id, eow_id =
 # char2id['<eow>'], char2id['<bow>']`: the begin-of-word slot holds the
@@ -124,9 +145,28 @@ def read_folder(folder):
                 f"{found})."
             )
     architecture, source = find_architecture(folder)
-    token_embedder = read_state_dict(os.path.join(folder, TOKEN_EMBEDDER))
-    encoder = read_state_dict(os.path.join(folder, ENCODER))
-    fields = config_fields(folder, architecture, source, token_embedder)
+    dims = architecture_dims(architecture, source)
+    lexicons = _read_lexicons(folder, dims)
+    expected = expected_parameters(
+        dims, *(len(lexicon) for lexicon, _ in lexicons)
+    )
+    token_embedder, encoder = (
+        read_state_dict(os.path.join(folder, name), 2 * count + 4096)
+        for name, count in zip((TOKEN_EMBEDDER, ENCODER), expected)
+    )
+    held = sum(a.size for d in (token_embedder, encoder) for a in d.values())
+    if 2 * held + 4096 < sum(expected):
+        raise ELMoForManyLangsFileError(
+            f"ELMoForManyLangs architecture {source!r} implies "
+            f"{sum(expected)} parameters (with the lexicons' sizes); "
+            f"{TOKEN_EMBEDDER} and {ENCODER} in {folder!r} hold {held}. "
+            "The architecture does not belong to these weights; no model "
+            "was built.",
+            source,
+        )
+    fields = config_fields(
+        folder, architecture, source, token_embedder, lexicons=lexicons
+    )
     return FolderModel(
         folder, architecture, source, fields, token_embedder, encoder
     )
@@ -183,26 +223,83 @@ def read_lexicon(path):
     `codecs.open(path, encoding="utf-8")` lines (split as
     `str.splitlines` splits), each `line.strip().split("\\t")`; a line
     left with one field (its token was whitespace, which `strip()` ate)
-    is the token U+3000, the ideographic space. Later lines win.
+    is the token U+3000, the ideographic space. Later lines win. An id is
+    ASCII digits (the package takes `int()` of anything; a negative id
+    then fails in torch's embedding lookup, only when its token comes).
+
+    Raises:
+        ELMoForManyLangsFileError: naming the file and line.
     """
+    return _read_lexicon_lines(path)[0]
+
+
+def _read_lexicon_lines(path):
+    """`({token: id}, {token: line number})` of a `.dic` file."""
     with open(path, "rb") as f:
         data = f.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"Lexicon {path!r} is not UTF-8: {e}") from None
-    lexicon = {}
+        line = data[: e.start].count(b"\n") + 1
+        raise ELMoForManyLangsFileError(
+            f"Lexicon {path!r}, line {line}: not UTF-8 ({e.reason} at "
+            f"byte {e.start}); expected UTF-8 `token<TAB>id` lines.",
+            path,
+            line=line,
+        ) from None
+    lexicon, lines = {}, {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.strip().split("\t")
         if len(fields) == 1:
             fields.insert(0, "\u3000")
-        if len(fields) != 2 or not fields[1].strip().lstrip("-").isdigit():
-            raise ValueError(
+        if len(fields) != 2:
+            raise ELMoForManyLangsFileError(
                 f"Lexicon {path!r}, line {number}: expected `token<TAB>id`, "
-                f"found {line!r:.80}."
+                f"found {line!r:.80}.",
+                path,
+                line=number,
             )
-        lexicon[fields[0]] = int(fields[1])
-    return lexicon
+        text_id = fields[1].strip()
+        if not (text_id.isascii() and text_id.isdigit()):
+            raise ELMoForManyLangsFileError(
+                f"Lexicon {path!r}, line {number}: expected `token<TAB>id`, "
+                f"the id an integer >= 0 in ASCII digits, found "
+                f"{line!r:.80}.",
+                path,
+                line=number,
+            )
+        lexicon[fields[0]] = int(text_id)
+        lines[fields[0]] = number
+    return lexicon, lines
+
+
+def _read_lexicons(folder, dims):
+    """`[(chars, lines), (words, lines) or ({}, {})]` of a folder."""
+    lexicons = [_read_lexicon_lines(os.path.join(folder, CHAR_DIC))]
+    if dims["word_dim"] > 0:
+        words_path = os.path.join(folder, WORD_DIC)
+        if not os.path.isfile(words_path):
+            raise FileNotFoundError(
+                f"{folder!r}: word_dim is {dims['word_dim']} but word.dic "
+                "is missing."
+            )
+        lexicons.append(_read_lexicon_lines(words_path))
+    else:
+        lexicons.append(({}, {}))
+    return lexicons
+
+
+def _check_ids(path, lexicon, lines, rows, table):
+    """Every id of `path` a row of its embedding `table` (`rows` rows)."""
+    for token, i in lexicon.items():
+        if i >= rows:
+            raise ELMoForManyLangsFileError(
+                f"Lexicon {path!r}, line {lines[token]}: token {token!r:.40} "
+                f"has id {i}; expected an id below {rows}, the rows of "
+                f"{table}.",
+                path,
+                line=lines[token],
+            )
 
 
 def _specials(path, lexicon, entries, optional=()):
@@ -219,60 +316,109 @@ def _specials(path, lexicon, entries, optional=()):
     return ids
 
 
-def config_fields(folder, architecture, source, token_embedder):
-    """`BiLMConfig` keyword arguments for an ELMoForManyLangs model."""
-    try:
-        encoder = architecture["encoder"]
-        embedder = architecture["token_embedder"]
-        if encoder.get("name", "elmo").lower() != "elmo":
-            raise ValueError("encoder.name must be 'elmo'")
-        if embedder.get("name", "cnn").lower() != "cnn":
-            raise ValueError("token_embedder.name must be 'cnn'")
-        if int(embedder["char_dim"]) <= 0:
-            raise ValueError("token_embedder.char_dim must be > 0")
-        word_dim = int(embedder.get("word_dim", 0))
-        fields = {
-            "filters": tuple(tuple(f) for f in embedder["filters"]),
-            "char_embedding_dim": int(embedder["char_dim"]),
-            "num_highway_layers": int(embedder["n_highway"]),
-            "activation": embedder.get("activation", "relu"),
-            "projection_dim": int(encoder["projection_dim"]),
-            "lstm_units": int(encoder["dim"]),
-            "num_layers": int(encoder["n_layers"]),
-            # The package clips only when the value is truthy.
-            "cell_clip": float(encoder["cell_clip"] or 0) or None,
-            "projection_clip": float(encoder["proj_clip"] or 0) or None,
-            "use_skip_connections": True,
-            "max_characters_per_token": int(
-                embedder["max_characters_per_token"]
-            ),
-        }
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(
-            f"ELMoForManyLangs architecture {source!r}: not a model this "
-            f"converter reproduces (expected the 'elmo' encoder and 'cnn' "
-            f"token embedder with char_dim > 0): {e!r}"
-        ) from e
-    _check_token_width(source, fields["max_characters_per_token"])
+def config_fields(folder, architecture, source, token_embedder, lexicons=None):
+    """`BiLMConfig` keyword arguments for an ELMoForManyLangs model.
+
+    `lexicons`: what `read_folder` already read (else the folder's `.dic`
+    files are read here). Raises `ELMoForManyLangsFileError` (a
+    `ValueError`) naming the file and the key or line at fault.
+    """
+    dims = architecture_dims(architecture, source)
+    encoder = architecture["encoder"]
+    embedder = architecture["token_embedder"]
+
+    def refuse(key, found, expected):
+        raise ELMoForManyLangsFileError(
+            f"ELMoForManyLangs architecture {source!r}: `{key}` is "
+            f"{found!r:.80}; expected {expected}. keras_elmo reproduces "
+            "the package's 'elmo' encoder over its 'cnn' token embedder.",
+            source,
+            key,
+        )
+
+    for section, key, name in (
+        (encoder, "encoder.name", "elmo"),
+        (embedder, "token_embedder.name", "cnn"),
+    ):
+        value = section.get(key.split(".")[1], name)
+        if not isinstance(value, str) or value.lower() != name:
+            refuse(key, value, repr(name))
+    activation = embedder.get("activation", "relu")
+    if activation not in ("relu", "tanh"):
+        refuse("token_embedder.activation", activation, "'relu' or 'tanh'")
+    clips = {}
+    for key in ("cell_clip", "proj_clip"):
+        value = encoder.get(key)
+        # The package clips only when the value is truthy.
+        if value is None or value is False or value == 0:
+            clips[key] = None
+        elif (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and 0 < value < float("inf")
+        ):
+            clips[key] = float(value)
+        else:
+            refuse(f"encoder.{key}", value, "a number > 0, 0 or null")
+    width = embedder.get("max_characters_per_token")
+    if not isinstance(width, int) or isinstance(width, bool):
+        refuse(
+            "token_embedder.max_characters_per_token",
+            width,
+            str(char_vocab.MAX_CHARS_PER_TOKEN),
+        )
+    _check_token_width(source, width)
+    fields = {
+        "filters": dims["filters"],
+        "char_embedding_dim": dims["char_dim"],
+        "num_highway_layers": dims["n_highway"],
+        "activation": activation,
+        "projection_dim": dims["projection_dim"],
+        "lstm_units": dims["dim"],
+        "num_layers": dims["n_layers"],
+        "cell_clip": clips["cell_clip"],
+        "projection_clip": clips["proj_clip"],
+        "use_skip_connections": True,
+        "max_characters_per_token": width,
+    }
+    if lexicons is None:
+        lexicons = _read_lexicons(folder, dims)
+    (chars, char_lines), (words, word_lines) = lexicons
     chars_path = os.path.join(folder, CHAR_DIC)
-    chars, table = _lexicon_and_rows(
-        folder, chars_path, token_embedder, "char_emb_layer", ""
+    table = _table(folder, token_embedder, "char_emb_layer", "")
+    _check_ids(
+        chars_path,
+        chars,
+        char_lines,
+        table.shape[0],
+        f"{TOKEN_EMBEDDER}'s char_emb_layer.embedding.weight",
     )
     fields["char_lexicon"] = tuple(chars.items())
     fields["char_specials"] = _specials(chars_path, chars, CHAR_SPECIAL_ENTRIES)
-    fields["n_characters"] = int(table.shape[0]) + 1
-    if word_dim > 0:
-        words_path = os.path.join(folder, WORD_DIC)
-        if not os.path.isfile(words_path):
-            raise FileNotFoundError(
-                f"{folder!r}: word_dim is {word_dim} but word.dic is missing."
+    pad = fields["char_specials"]["pad"]
+    for token, i in chars.items():
+        if i == pad and len(token) == 1:
+            raise ELMoForManyLangsFileError(
+                f"Lexicon {chars_path!r}, line {char_lines[token]}: "
+                f"character {token!r} has id {i}, the id of "
+                f"{CHAR_SPECIAL_ENTRIES['pad']!r}; expected the padding id "
+                "to be no character's (the char-CNN counts a token's "
+                "characters as its non-padding slots).",
+                chars_path,
+                line=char_lines[token],
             )
-        words, rows = _lexicon_and_rows(
-            folder,
+    fields["n_characters"] = int(table.shape[0]) + 1
+    if dims["word_dim"] > 0:
+        words_path = os.path.join(folder, WORD_DIC)
+        rows = _table(
+            folder, token_embedder, "word_emb_layer", " (word_dim > 0)"
+        )
+        _check_ids(
             words_path,
-            token_embedder,
-            "word_emb_layer",
-            " (word_dim > 0)",
+            words,
+            word_lines,
+            rows.shape[0],
+            f"{TOKEN_EMBEDDER}'s word_emb_layer.embedding.weight",
         )
         fields["word_lexicon"] = tuple(words.items())
         fields["word_specials"] = _specials(
@@ -310,15 +456,22 @@ def _check_token_width(source, width):
         )
 
 
-def _lexicon_and_rows(folder, path, token_embedder, layer, why):
-    """`(lexicon, embedding table)`: `path`'s lexicon and the rows of
-    `token_embedder`'s `<layer>.embedding.weight`; a missing table names
-    the file and the key (`why` says when it is needed)."""
-    lexicon = read_lexicon(path)
-    rows = token_embedder.get(f"{layer}.embedding.weight")
+def _table(folder, token_embedder, layer, why):
+    """`token_embedder`'s 2-D `<layer>.embedding.weight`; a missing or
+    misshapen table names the file and the key (`why` says when it is
+    needed)."""
+    key = f"{layer}.embedding.weight"
+    rows = token_embedder.get(key)
+    path = os.path.join(folder, TOKEN_EMBEDDER)
     if rows is None:
-        raise ValueError(
-            f"{os.path.join(folder, TOKEN_EMBEDDER)!r} has no "
-            f"'{layer}.embedding.weight'{why}."
+        raise ELMoForManyLangsFileError(
+            f"{path!r} has no {key!r}{why}.", path, key
         )
-    return lexicon, rows
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ELMoForManyLangsFileError(
+            f"{path!r}: {key!r} has shape {rows.shape}; expected a table "
+            "[rows, dim] with rows > 0.",
+            path,
+            key,
+        )
+    return rows
