@@ -116,3 +116,32 @@ def check_download(
             "to fetch it again."
         )
     return "matches-record"
+
+
+def verify_cached_archive(name, path):
+    """Rehashes the cached archive `name` (at `path`) against its pin (a
+    published archive's registry entry) or its first-download record:
+    a `keras_elmo.presets.cache_integrity.EntryReport`."""
+    from keras_elmo.presets import published_archives
+    from keras_elmo.presets.cache_integrity import EntryReport
+    from keras_elmo.presets.cache_integrity import sha256_of
+
+    stem = name
+    for suffix in (".zip", ".tar.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+    entry = published_archives.find_archive(stem)
+    pinned = entry.sha256 if entry is not None else None
+    expected = pinned.lower() if pinned else read_record(path)
+    if expected is None:
+        return EntryReport(name, "unrecorded", 1)
+    digest = sha256_of(path)
+    if digest != expected:
+        what = "pinned" if pinned else "recorded at first download"
+        return EntryReport(
+            name,
+            "changed",
+            1,
+            f"sha256 {digest}, {what} {expected}",
+        )
+    return EntryReport(name, "ok", 1)
