@@ -65,10 +65,10 @@ class UntrustedSavedModelError(ValueError):
     `argument` is the trust argument that skips the check, `ops` the
     refused op names (sorted)."""
 
-    def __init__(self, message, ops):
+    def __init__(self, message, ops=()):
         super().__init__(message)
         self.argument = TRUST_ARGUMENT
-        self.ops = ops
+        self.ops = list(ops)
 
 
 def read_proto(path):

@@ -42,7 +42,7 @@ class CacheIntegrityError(OSError):
     `filename` is the changed file and `folder` the cache entry to delete
     (or fetch again with `force=True`)."""
 
-    def __init__(self, message, filename, folder):
+    def __init__(self, message, filename=None, folder=None):
         super().__init__(message)
         self.message = message
         self.filename = filename

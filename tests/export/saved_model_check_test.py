@@ -10,10 +10,6 @@ import tensorflow as tf
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.export import signatures as sig
-from keras_elmo.export.saved_model_check import UntrustedSavedModelError
-from keras_elmo.export.saved_model_check import check_saved_model
-from keras_elmo.export.saved_model_check import read_proto
-from keras_elmo.export.saved_model_check import refused_ops
 
 SHIPPED = os.path.join(
     os.path.dirname(__file__), "..", "..", "savedmodel", "elmo_small_en", "1"
@@ -75,8 +71,9 @@ def reader(tmp_path):
 
 def test_a_saved_model_that_reads_and_writes_files_is_refused(reader):
     path, dropped = reader
-    with pytest.raises(UntrustedSavedModelError) as e:
+    with pytest.raises(ValueError) as e:
         keras_elmo.Embedder.from_preset(path)
+    assert type(e.value).__name__ == "UntrustedSavedModelError"
     message = str(e.value)
     assert message.startswith(
         f"SavedModel {path!r} was not written by keras_elmo's export: it "
@@ -107,6 +104,9 @@ def test_cli_embed_names_the_trust_flag(reader, tmp_path, capsys):
 
 
 def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
+    from keras_elmo.export.saved_model_check import UntrustedSavedModelError
+    from keras_elmo.export.saved_model_check import check_saved_model
+
     module = _Saver()
     path = str(tmp_path / "saver")
     tf.saved_model.save(module, path, signatures={"tokens": module.tokens})
@@ -117,6 +117,9 @@ def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
 
 
 def test_our_exports_pass_and_load(bilm_export):
+    from keras_elmo.export.saved_model_check import read_proto
+    from keras_elmo.export.saved_model_check import refused_ops
+
     bilm, path = bilm_export
     assert refused_ops(read_proto(path)) == {}
     assert refused_ops(read_proto(SHIPPED)) == {}

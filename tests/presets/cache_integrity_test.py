@@ -3,6 +3,7 @@ rehashes it, and unpack and refusal errors name the archive, never the
 contents of a folder."""
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -12,8 +13,6 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.presets import archives
-from keras_elmo.presets.cache_integrity import CacheIntegrityError
 from keras_elmo.presets.sources import resolve_model
 from tests.conftest import flip_last_byte
 from tests.presets.archives_test import assert_same
@@ -35,6 +34,14 @@ def url_model(reference_weights, tmp_path):
     shutil.copy(options, folder / "options.json")
     shutil.copy(weights, folder / "weights.hdf5")
     return folder.as_uri() + "/", options, weights
+
+
+def _refused(call, *args, **kwargs):
+    """The `CacheIntegrityError` (an `OSError`) that `call` raises."""
+    with pytest.raises(OSError) as e:
+        call(*args, **kwargs)
+    assert type(e.value).__name__ == "CacheIntegrityError", e.value
+    return e.value
 
 
 def _record(folder):
@@ -60,21 +67,19 @@ def test_an_edited_url_cache_file_is_refused_and_never_restamped(
     )
     # One bit changed (same size, shapes still right): refused.
     flip_last_byte(cached)
-    with pytest.raises(CacheIntegrityError) as e:
-        keras_elmo.BiLM.from_preset(url)
-    message = str(e.value)
+    error = _refused(keras_elmo.BiLM.from_preset, url)
+    message = str(error)
     assert repr(str(cached)) in message
     assert "changed after it was recorded" in message
     assert f"recorded {before['weights.hdf5']['sha256']}" in message
     assert "keras-elmo download SOURCE --force" in message
-    assert e.value.filename == str(cached)
+    assert error.filename == str(cached)
     assert (
         _record(folder)["weights.hdf5"]["sha256"]
         == (before["weights.hdf5"]["sha256"])
     )
     # Refused again (the record was not rewritten), until fetched again.
-    with pytest.raises(CacheIntegrityError):
-        keras_elmo.BiLM.from_preset(url)
+    _refused(keras_elmo.BiLM.from_preset, url)
     assert main(["download", url, "--force"]) == 0
     capsys.readouterr()
     assert_same(keras_elmo.BiLM.from_preset(url), options, weights)
@@ -94,16 +99,14 @@ def test_an_edited_file_of_an_unpacked_zip_is_refused_until_force(
         "vocab.txt",
     ]
     flip_last_byte(model)
-    with pytest.raises(CacheIntegrityError) as e:
-        keras_elmo.BiLM.from_preset(archive)
-    assert repr(str(model)) in str(e.value)
-    assert f"archive {archive!r}" in str(e.value)
-    assert f"Delete the folder {str(model.parent)!r}" in str(e.value)
+    message = str(_refused(keras_elmo.BiLM.from_preset, archive))
+    assert repr(str(model)) in message
+    assert f"archive {archive!r}" in message
+    assert f"Delete the folder {str(model.parent)!r}" in message
     # An added file is refused too (it could change what is loaded).
     resolve_model(archive, force=True)
     (model.parent / "softmax.hdf5").write_bytes(b"x")
-    with pytest.raises(CacheIntegrityError, match="was added"):
-        resolve_model(archive)
+    assert "was added" in str(_refused(resolve_model, archive))
     # force=True unpacks again from the archive.
     resolved = resolve_model(archive, force=True)
     assert resolved.weights == str(model)
@@ -156,8 +159,9 @@ def test_a_corrupt_zip_member_names_the_archive_and_member(
         info.compress_size // 2
     )
     path.write_bytes(bytes(data))
-    with pytest.raises(archives.CorruptArchiveError) as e:
+    with pytest.raises(ValueError) as e:
         resolve_model(str(path))
+    assert type(e.value).__name__ == "CorruptArchiveError"
     message = str(e.value)
     assert f"archive {str(path)!r}: member 'model.hdf5' cannot be" in message
     assert "damaged or truncated" in message
@@ -190,9 +194,8 @@ def test_a_full_disk_while_unpacking_names_archive_member_and_folder(
 
 
 def _digest(path):
-    from keras_elmo.presets.cache_integrity import sha256_of
-
-    return sha256_of(path)[:20]
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:20]
 
 
 def test_a_folder_of_no_known_format_is_refused_without_its_file_names(
