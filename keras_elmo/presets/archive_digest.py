@@ -30,34 +30,21 @@ digest keys the unpack folder) but neither pinned nor recorded.
 
 import json
 import logging
-import os
 
+from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.download import PresetDownloadError
 from keras_elmo.utils.atomic import atomic_write
 
 logger = logging.getLogger(__name__)
 
-RECORD_SUFFIX = ".sha256"
+# The record's name and reader live with the cache's other records.
+RECORD_SUFFIX = cache_integrity.RECORD_SUFFIX
+record_path = cache_integrity.archive_record_path
+read_record = cache_integrity.read_archive_record
 
 
 class ArchiveDigestError(PresetDownloadError):
     """A cached archive's sha256 differs from the pinned or recorded one."""
-
-
-def record_path(archive_path):
-    """Where the first-download digest of `archive_path` is kept."""
-    return os.fspath(archive_path) + RECORD_SUFFIX
-
-
-def read_record(archive_path):
-    """The recorded digest of a downloaded archive, or None."""
-    try:
-        with open(record_path(archive_path), encoding="utf-8") as f:
-            recorded = json.load(f)
-    except (OSError, ValueError):
-        return None
-    sha = recorded.get("sha256") if isinstance(recorded, dict) else None
-    return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
 def check_download(
@@ -116,32 +103,3 @@ def check_download(
             "to fetch it again."
         )
     return "matches-record"
-
-
-def verify_cached_archive(name, path):
-    """Rehashes the cached archive `name` (at `path`) against its pin (a
-    published archive's registry entry) or its first-download record:
-    a `keras_elmo.presets.cache_integrity.EntryReport`."""
-    from keras_elmo.presets import published_archives
-    from keras_elmo.presets.cache_integrity import EntryReport
-    from keras_elmo.presets.cache_integrity import sha256_of
-
-    stem = name
-    for suffix in (".zip", ".tar.gz"):
-        if name.endswith(suffix):
-            stem = name[: -len(suffix)]
-    entry = published_archives.find_archive(stem)
-    pinned = entry.sha256 if entry is not None else None
-    expected = pinned.lower() if pinned else read_record(path)
-    if expected is None:
-        return EntryReport(name, "unrecorded", 1)
-    digest = sha256_of(path)
-    if digest != expected:
-        what = "pinned" if pinned else "recorded at first download"
-        return EntryReport(
-            name,
-            "changed",
-            1,
-            f"sha256 {digest}, {what} {expected}",
-        )
-    return EntryReport(name, "ok", 1)

@@ -32,7 +32,9 @@ import stat
 
 from keras_elmo.utils.atomic import atomic_write
 
+CACHE_ENV = "KERAS_ELMO_CACHE"
 RECORD = ".verified.json"
+RECORD_SUFFIX = ".sha256"  # beside a downloaded archive (`archive_digest`)
 _UNPACKED_PREFIXES = ("zip-", "tar-")
 
 
@@ -50,6 +52,35 @@ class CacheIntegrityError(OSError):
 
     def __str__(self):
         return self.message
+
+
+def cache_root(cache_dir=None):
+    """The folder holding one sub-folder per cached model."""
+    if cache_dir:
+        return os.path.abspath(os.path.expanduser(os.fspath(cache_dir)))
+    if os.environ.get(CACHE_ENV):
+        return os.path.abspath(os.path.expanduser(os.environ[CACHE_ENV]))
+    home = os.environ.get("KERAS_HOME") or os.path.join(
+        os.path.expanduser("~"), ".keras"
+    )
+    return os.path.join(os.path.abspath(home), "keras_elmo", "presets")
+
+
+def archive_record_path(archive_path):
+    """Where the first-download digest of `archive_path` is kept."""
+    return os.fspath(archive_path) + RECORD_SUFFIX
+
+
+def read_archive_record(archive_path):
+    """The first-download sha256 recorded for a downloaded archive, or
+    None (`keras_elmo.presets.archive_digest` writes it)."""
+    try:
+        with open(archive_record_path(archive_path), encoding="utf-8") as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        return None
+    sha = recorded.get("sha256") if isinstance(recorded, dict) else None
+    return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
 def sha256_of(path):
@@ -224,21 +255,18 @@ def verify_cache(cache_dir=None):
     `EntryReport` per entry, sorted by name (`keras-elmo presets
     --verify`). Cached archives (`<name>.zip`, `.tar.gz`) are checked
     against their pin or first-download record."""
-    from keras_elmo.presets import archive_digest
-    from keras_elmo.presets.download import cache_root
-
     root = cache_root(cache_dir)
     reports = []
     if not os.path.isdir(root):
         return reports
     for name in sorted(os.listdir(root)):
         path = os.path.join(root, name)
-        if name.startswith(".") or name.endswith(archive_digest.RECORD_SUFFIX):
+        if name.startswith(".") or name.endswith(RECORD_SUFFIX):
             continue
         if os.path.isdir(path):
             reports.append(_verify_folder(name, path))
         elif os.path.isfile(path):
-            reports.append(archive_digest.verify_cached_archive(name, path))
+            reports.append(_verify_archive(name, path))
     return reports
 
 
@@ -265,3 +293,26 @@ def _verify_folder(name, path):
     if problems:
         return EntryReport(name, "changed", len(record), "; ".join(problems))
     return EntryReport(name, "ok", len(record))
+
+
+def _verify_archive(name, path):
+    """A cached archive against its pin (a published archive's registry
+    entry) or its first-download record."""
+    from keras_elmo.presets import published_archives
+
+    stem = name
+    for suffix in (".zip", ".tar.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+    entry = published_archives.find_archive(stem)
+    pinned = entry.sha256 if entry is not None else None
+    expected = pinned.lower() if pinned else read_archive_record(path)
+    if expected is None:
+        return EntryReport(name, "unrecorded", 1)
+    digest = sha256_of(path)
+    if digest != expected:
+        what = "pinned" if pinned else "recorded at first download"
+        return EntryReport(
+            name, "changed", 1, f"sha256 {digest}, {what} {expected}"
+        )
+    return EntryReport(name, "ok", 1)

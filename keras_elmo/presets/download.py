@@ -34,12 +34,13 @@ import tempfile
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.presets import cache_integrity
+from keras_elmo.presets.cache_integrity import CACHE_ENV  # noqa: F401 (API)
+from keras_elmo.presets.cache_integrity import cache_root
 from keras_elmo.presets.cache_integrity import sha256_of  # noqa: F401 (API)
 from keras_elmo.weights.hdf5_shapes import verify_weights_file
 
 logger = logging.getLogger(__name__)
 
-CACHE_ENV = "KERAS_ELMO_CACHE"
 OPTIONS = "options.json"
 WEIGHTS = "weights.hdf5"
 STAMP = cache_integrity.RECORD
@@ -48,18 +49,6 @@ PARTIAL_PREFIX = ".partial-"
 
 class PresetDownloadError(OSError):
     """A model's files could not be fetched or failed verification."""
-
-
-def cache_root(cache_dir=None):
-    """The folder holding one sub-folder per cached model."""
-    if cache_dir:
-        return os.path.abspath(os.path.expanduser(os.fspath(cache_dir)))
-    if os.environ.get(CACHE_ENV):
-        return os.path.abspath(os.path.expanduser(os.environ[CACHE_ENV]))
-    home = os.environ.get("KERAS_HOME") or os.path.join(
-        os.path.expanduser("~"), ".keras"
-    )
-    return os.path.join(os.path.abspath(home), "keras_elmo", "presets")
 
 
 def fetch_model_files(
