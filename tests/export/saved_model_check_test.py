@@ -101,6 +101,9 @@ def test_cli_embed_names_the_trust_flag(reader, tmp_path, capsys):
     assert "ReadFile" in err and "WriteFile" in err
     assert "pass --trust-saved-model" in err
     assert not dropped.exists() and not os.path.exists(out)
+    argv = ["embed", str(corpus), out, "--model", path, "--trust-saved-model"]
+    assert main(argv) == 0
+    assert dropped.read_text() == "the secret" and os.path.exists(out)
 
 
 def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
@@ -116,13 +119,16 @@ def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
     check_saved_model(path, trust_saved_model=True)
 
 
-def test_our_exports_pass_and_load(bilm_export):
+def test_our_exports_pass_and_load(bilm_export, elmo_layer_export, tmp_path):
     from keras_elmo.export.saved_model_check import read_proto
     from keras_elmo.export.saved_model_check import refused_ops
 
     bilm, path = bilm_export
-    assert refused_ops(read_proto(path)) == {}
-    assert refused_ops(read_proto(SHIPPED)) == {}
+    cached = keras_elmo.export_saved_model(
+        bilm, str(tmp_path / "cached"), vocabulary=["The", "bank", "."]
+    )
+    for export in (path, elmo_layer_export[1], cached, SHIPPED):
+        assert refused_ops(read_proto(export)) == {}, export
     # The standard save / restore functions hold checkpoint ops.
     proto = read_proto(path)
     ops = {
