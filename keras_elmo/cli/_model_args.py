@@ -24,6 +24,7 @@ KEYS = (
     "random_weights",
     "seed",
     "vocab",
+    "trust_saved_model",
 )
 FLAGS = {flag_name(key) for key in KEYS}
 
@@ -61,6 +62,13 @@ def add_model_arguments(parser, model_help=None, vocab_help=None):
     )
     group.add_argument(
         "--seed", type=int, default=0, help="Seed for --random-weights."
+    )
+    group.add_argument(
+        "--trust-saved-model",
+        action="store_true",
+        help="Load a SavedModel that keras-elmo export did not write (ops "
+        "outside its exports' allow-list: it could read or write files "
+        "when run). Only for SavedModels you trust.",
     )
     if vocab_help:
         parser.add_argument("--vocab", default=None, help=vocab_help)

@@ -106,6 +106,7 @@ class Embedder:
         vocabulary=None,
         cache_dir=None,
         warmup=None,
+        trust_saved_model=False,
     ):
         """An `Embedder` for any model source.
 
@@ -120,13 +121,21 @@ class Embedder:
             vocabulary: see the class docstring.
             cache_dir: str or None. Overrides the download cache folder.
             warmup: see the class docstring (simple_elmo's vectors).
+            trust_saved_model: bool. A SavedModel `source` whose ops are
+                not those of keras_elmo's export (it could read or write
+                files when called) is refused unless this is True
+                (`keras_elmo.export.saved_model_check`).
         """
         check_positive_int("batch_size", batch_size)
         if warmup is not None:
             bilm_warmup.check_warmup(warmup)
             _check_no_vocabulary(vocabulary)
         resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
-        runner = runner_for(resolved, vocabulary=vocabulary)
+        runner = runner_for(
+            resolved,
+            vocabulary=vocabulary,
+            trust_saved_model=trust_saved_model,
+        )
         return cls(
             runner,
             batch_size,

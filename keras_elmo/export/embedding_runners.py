@@ -14,6 +14,7 @@ import tensorflow as tf
 from keras_elmo.export import signatures as sig
 from keras_elmo.export.run_identity import bilm_identity
 from keras_elmo.export.run_identity import saved_model_identity
+from keras_elmo.export.saved_model_check import check_saved_model
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.loading import load_bilm_or_elmo_layer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
@@ -104,16 +105,23 @@ class SavedModelEmbedder:
     Sentences longer than the export's `max_tokens` (512 by default) come
     back truncated to it, as the SavedModel documents.
 
+    Its ops are checked before it is loaded
+    (`keras_elmo.export.saved_model_check`): one that `export_saved_model`
+    would not write is refused unless `trust_saved_model=True`.
+
     Args:
         path: str. A SavedModel directory written by `export_saved_model`.
+        trust_saved_model: bool. Load a SavedModel with other ops too (it
+            runs as the program it is).
     """
 
     max_tokens = sig.MAX_TOKENS
 
-    def __init__(self, path):
+    def __init__(self, path, trust_saved_model=False):
         self.path = path
         self._identity = None
         self._warned = False
+        check_saved_model(path, trust_saved_model)
         self._model = tf.saved_model.load(path)
         if sig.TOKENS_SIGNATURE not in self._model.signatures:
             raise ValueError(
@@ -162,16 +170,18 @@ class SavedModelEmbedder:
         return _split(np.stack(layers, axis=1), used)
 
 
-def runner_for(resolved, vocabulary=None):
+def runner_for(resolved, vocabulary=None, trust_saved_model=False):
     """The runner of a `keras_elmo.presets.model_formats.ResolvedModel`: a
-    `SavedModelEmbedder` for a SavedModel, else a `BiLMEmbedder` over the
-    model's `BiLM` (or a `.keras` file's `ElmoLayer`)."""
+    `SavedModelEmbedder` for a SavedModel (refused, unless
+    `trust_saved_model`, when it holds ops keras_elmo's export never
+    writes), else a `BiLMEmbedder` over the model's `BiLM` (or a `.keras`
+    file's `ElmoLayer`)."""
     if resolved.format == "saved_model":
         if vocabulary is not None:
             raise ValueError(
                 "`vocabulary` caches token embeddings of a BiLM; it does "
                 f"not apply to the {resolved.description}."
             )
-        return SavedModelEmbedder(resolved.path)
+        return SavedModelEmbedder(resolved.path, trust_saved_model)
     model, _ = load_bilm_or_elmo_layer(resolved)
     return BiLMEmbedder(model, vocabulary=vocabulary)

@@ -14,7 +14,9 @@ same vectors:
 - `random_weights`: an architecture name of `BiLMConfig.from_architecture`
   (`"tiny"`, ...) built with random weights from `seed`, an explicit
   choice for plumbing tests, never a fallback;
-- `vocab`: a vocabulary whose token embeddings are cached.
+- `vocab`: a vocabulary whose token embeddings are cached;
+- `trust_saved_model`: load a SavedModel `model` whose ops are not those
+  of keras_elmo's export (`keras_elmo.export.saved_model_check`).
 """
 
 import keras
@@ -34,6 +36,7 @@ MODEL_ARGUMENTS = (
     "seed",
     "vocab",
     "random_weights",
+    "trust_saved_model",
 )
 
 
@@ -95,6 +98,10 @@ def load_spec(spec):
             "`vocab` caches token embeddings of a BiLM; it does not apply "
             f"to the {resolved.description}."
         )
-    runner = runner_for(resolved, vocabulary=vocab)
+    runner = runner_for(
+        resolved,
+        vocabulary=vocab,
+        trust_saved_model=bool(spec.get("trust_saved_model")),
+    )
     suffix = f", token cache of {vocab}" if vocab else ""
     return runner, resolved.description + suffix

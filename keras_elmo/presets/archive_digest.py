@@ -30,34 +30,21 @@ digest keys the unpack folder) but neither pinned nor recorded.
 
 import json
 import logging
-import os
 
+from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.download import PresetDownloadError
 from keras_elmo.utils.atomic import atomic_write
 
 logger = logging.getLogger(__name__)
 
-RECORD_SUFFIX = ".sha256"
+# The record's name and reader live with the cache's other records.
+RECORD_SUFFIX = cache_integrity.RECORD_SUFFIX
+record_path = cache_integrity.archive_record_path
+read_record = cache_integrity.read_archive_record
 
 
 class ArchiveDigestError(PresetDownloadError):
     """A cached archive's sha256 differs from the pinned or recorded one."""
-
-
-def record_path(archive_path):
-    """Where the first-download digest of `archive_path` is kept."""
-    return os.fspath(archive_path) + RECORD_SUFFIX
-
-
-def read_record(archive_path):
-    """The recorded digest of a downloaded archive, or None."""
-    try:
-        with open(record_path(archive_path), encoding="utf-8") as f:
-            recorded = json.load(f)
-    except (OSError, ValueError):
-        return None
-    sha = recorded.get("sha256") if isinstance(recorded, dict) else None
-    return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
 def check_download(

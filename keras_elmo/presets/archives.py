@@ -21,22 +21,37 @@ EMBEDDIA's models on CLARIN.SI are `.tar.gz` files holding one folder,
 - the cache key is the archive's content digest, so a changed archive at
   the same path is unpacked anew. A downloaded archive's digest is first
   checked against its pin or first-download record
-  (`keras_elmo.presets.archive_digest`).
+  (`keras_elmo.presets.archive_digest`);
+- the unpacked folder carries a record of every file (size, mtime,
+  sha256), written in the staging folder before the rename, and is
+  checked against it on every load (`keras_elmo.presets.cache_integrity`):
+  a changed, added or missing file refuses the folder; `force=True`
+  unpacks it again, as does a folder without a record (an older version's);
+- a member that cannot be read (a corrupt or truncated archive) or
+  written (a full disk) raises an error naming the archive, the member
+  and, for a full disk, the folder; nothing of the unpack is kept.
 
 The model folder is the archive's root, or its single top-level folder
 when everything sits under one (`norelmo/options.json`).
 """
 
+import contextlib
+import logging
 import os
 import shutil
 import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 
 from keras_elmo.presets import archive_digest
+from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
+from keras_elmo.utils import write_faults
+
+logger = logging.getLogger(__name__)
 
 MAX_UNPACKED_BYTES = 64 << 30  # 64 GiB: the 5.5B model is ~0.4 GiB
 MAX_MEMBERS = 10_000
@@ -46,6 +61,10 @@ TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 
 class UnsafeArchiveError(ValueError):
     """An archive holds a member that could escape or flood its folder."""
+
+
+class CorruptArchiveError(ValueError):
+    """A member of an archive cannot be read (damaged or truncated)."""
 
 
 def is_archive_name(name):
@@ -149,7 +168,13 @@ def model_root(folder):
 
 
 def unpack_archive(
-    path, cache_dir=None, label=None, pinned=None, url=None, accept_change=False
+    path,
+    cache_dir=None,
+    label=None,
+    pinned=None,
+    url=None,
+    accept_change=False,
+    force=False,
 ):
     """The cache folder holding the unpacked model of the archive at `path`.
 
@@ -163,11 +188,18 @@ def unpack_archive(
             (`keras_elmo.presets.archive_digest.check_download`).
         accept_change: bool. Passed on to `check_download` (a URL fetched
             again with `force=True`).
+        force: bool. Unpack again even when an unpacked folder exists.
 
     Raises:
         UnsafeArchiveError: see the module docstring.
+        CorruptArchiveError: a member cannot be read; names it.
+        keras_elmo.utils.write_faults.WriteFailed: the disk is full (or
+            the cache not writable) while unpacking; names the archive,
+            the member and the folder.
         keras_elmo.presets.archive_digest.ArchiveDigestError: a downloaded
             archive's digest differs from its pin or first-download record.
+        keras_elmo.presets.cache_integrity.CacheIntegrityError: the
+            unpacked folder differs from its record.
         ValueError: neither a ZIP nor a tar file.
     """
     label = label or f"archive {path!r}"
@@ -184,31 +216,86 @@ def unpack_archive(
         )
     root = cache_root(cache_dir)
     target = os.path.join(root, f"{kind}-{digest[:20]}")
-    if os.path.isdir(target):
-        return model_root(target)
+    if os.path.isdir(target) and not force:
+        refetch = (
+            f"Delete the folder {target!r} to unpack the archive again on "
+            "the next load (or pass force=True, on the command line "
+            "`keras-elmo download SOURCE --force`)."
+        )
+        if cache_integrity.check_entry(target, label, refetch):
+            return model_root(target)
+        logger.info("%s: %s has no record; unpacking again.", label, target)
     os.makedirs(root, exist_ok=True)
     opened = zipfile.ZipFile(path) if kind == "zip" else tarfile.open(path)
     with opened as archive:
-        if kind == "zip":
-            plan = check_members(archive, label)
-        else:
-            plan = check_tar_members(archive, label)
+        with _member_errors(label, "(the list of members)", target):
+            if kind == "zip":
+                plan = check_members(archive, label)
+            else:
+                plan = check_tar_members(archive, label)
         staging = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
         try:
             if kind == "zip":
-                for info in plan:
-                    archive.extract(info, staging)
+                _extract_zip(archive, plan, staging, label, target)
             else:
-                _extract_tar(archive, plan, staging)
-            try:
-                os.rename(staging, target)
-            except OSError:
-                if not os.path.isdir(target):
-                    raise
-                # another process finished the same archive first
+                _extract_tar(archive, plan, staging, label, target)
+            with _member_errors(label, cache_integrity.RECORD, target):
+                cache_integrity.write_record(staging)
+            _install(staging, target, root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return model_root(target)
+
+
+def _install(staging, target, root):
+    """Renames `staging` to `target`, moving an older `target` aside."""
+    stale = None
+    if os.path.isdir(target):
+        stale = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(target, os.path.join(stale, "old"))
+    try:
+        os.rename(staging, target)
+    except OSError:
+        if not os.path.isdir(target):
+            raise
+        # another process finished the same archive first
+    finally:
+        if stale:
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _member_errors(label, member, folder):
+    """Re-raises a failure to read or write one member naming the archive
+    and the member: a storage fault as `WriteFailed`, a damaged member as
+    `CorruptArchiveError`."""
+    try:
+        yield
+    except (UnsafeArchiveError, write_faults.WriteFailed):
+        raise
+    except Exception as e:
+        fault = write_faults.storage_fault(e)
+        if fault is not None:
+            number, meaning = fault
+            raise write_faults.WriteFailed(
+                f"Could not unpack member {member!r} of {label} into "
+                f"{folder!r}: {meaning} "
+                f"({os.strerror(number)}). Nothing of the archive was "
+                "kept; free space (or make the folder writable) and load "
+                "it again.",
+                number,
+                folder,
+            ) from e
+        if isinstance(
+            e, (zlib.error, zipfile.BadZipFile, tarfile.TarError, EOFError)
+        ) or isinstance(e, OSError):
+            raise CorruptArchiveError(
+                f"{label}: member {member!r} cannot be unpacked "
+                f"({type(e).__name__}: {e}); the archive is damaged or "
+                "truncated. Fetch it again (or delete it)."
+            ) from e
+        raise
 
 
 def unpack_zip(path, cache_dir=None, label=None):
@@ -216,16 +303,31 @@ def unpack_zip(path, cache_dir=None, label=None):
     return unpack_archive(path, cache_dir, label)
 
 
-def _extract_tar(archive, plan, staging):
+def _destination(staging, name):
+    destination = os.path.join(staging, *name.split("/"))
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    return destination
+
+
+def _extract_zip(archive, infos, staging, label, target):
+    """Extracts each checked member (`ZipFile.extract` drops modes)."""
+    for info in infos:
+        with _member_errors(label, info.filename, target):
+            archive.extract(info, staging)
+
+
+def _extract_tar(archive, plan, staging, label, target):
     """Copies each checked member's bytes out (links were refused)."""
     for member, name in plan:
         if not name:
             continue  # the archive's own "./" entry
-        destination = os.path.join(staging, *name.split("/"))
-        if member.isdir():
-            os.makedirs(destination, exist_ok=True)
-            continue
-        os.makedirs(os.path.dirname(destination), exist_ok=True)
-        source = archive.extractfile(member)
-        with source, open(destination, "xb") as out:
-            shutil.copyfileobj(source, out, 1 << 20)
+        with _member_errors(label, member.name, target):
+            if member.isdir():
+                os.makedirs(
+                    os.path.join(staging, *name.split("/")), exist_ok=True
+                )
+                continue
+            destination = _destination(staging, name)
+            source = archive.extractfile(member)
+            with source, open(destination, "xb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)

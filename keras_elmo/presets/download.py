@@ -7,6 +7,7 @@ Cache layout (`cache_root()`), one folder per model:
       <name>/options.json
       <name>/weights.hdf5
       <name>/.verified.json   sizes, mtimes and sha256 of the checked pair
+                              (`keras_elmo.presets.cache_integrity`)
       <name>/.lock            held while fetching (fcntl.flock)
 
 Downloads go through `keras.utils.get_file` (Keras progress bar, sha256
@@ -20,51 +21,34 @@ So a killed download never leaves a file that a later run reads as
 complete, and two processes fetching the same model at once serialise on
 the lock: the second finds the first's verified copy and downloads nothing.
 Files placed in `<name>/` by hand are verified once, then used offline.
+Every later load checks the two files against `.verified.json` (size and
+mtime, the full sha256 where those differ): a changed file is refused,
+never re-verified and re-stamped; a missing one is fetched again.
 """
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import shutil
 import tempfile
 
 from keras_elmo.config import BiLMConfig
-from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.presets import cache_integrity
+from keras_elmo.presets.cache_integrity import CACHE_ENV  # noqa: F401 (API)
+from keras_elmo.presets.cache_integrity import cache_root
+from keras_elmo.presets.cache_integrity import sha256_of  # noqa: F401 (API)
 from keras_elmo.weights.hdf5_shapes import verify_weights_file
 
 logger = logging.getLogger(__name__)
 
-CACHE_ENV = "KERAS_ELMO_CACHE"
 OPTIONS = "options.json"
 WEIGHTS = "weights.hdf5"
-STAMP = ".verified.json"
+STAMP = cache_integrity.RECORD
 PARTIAL_PREFIX = ".partial-"
 
 
 class PresetDownloadError(OSError):
     """A model's files could not be fetched or failed verification."""
-
-
-def cache_root(cache_dir=None):
-    """The folder holding one sub-folder per cached model."""
-    if cache_dir:
-        return os.path.abspath(os.path.expanduser(os.fspath(cache_dir)))
-    if os.environ.get(CACHE_ENV):
-        return os.path.abspath(os.path.expanduser(os.environ[CACHE_ENV]))
-    home = os.environ.get("KERAS_HOME") or os.path.join(
-        os.path.expanduser("~"), ".keras"
-    )
-    return os.path.join(os.path.abspath(home), "keras_elmo", "presets")
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch_model_files(
@@ -94,14 +78,18 @@ def fetch_model_files(
         PresetDownloadError: no URL gave a good file; the message names the
             model, every URL tried with its error, and the folder where
             the two files can be placed by hand.
+        keras_elmo.presets.cache_integrity.CacheIntegrityError: a cached
+            file differs from the record of its download; the message
+            names it and how to fetch a fresh copy.
     """
     target = os.path.join(cache_root(cache_dir), key)
     pins = {OPTIONS: options_sha256, WEIGHTS: weights_sha256}
-    if not force and _stamp_matches(target):
+    check = (target, label)
+    if not force and _cached(*check, race=True):
         return target
     os.makedirs(target, exist_ok=True)
     with _locked(os.path.join(target, ".lock")):
-        if not force and _stamp_matches(target):
+        if not force and _cached(*check):
             return target  # another process fetched it while we waited
         _remove_partials(target)
         if not force and _present(target):
@@ -273,39 +261,46 @@ def _present(target):
     )
 
 
-def _file_facts(path):
-    info = os.stat(path)
-    return {"size": info.st_size, "mtime_ns": info.st_mtime_ns}
-
-
 def _write_stamp(target):
-    stamp = {}
-    for name in (OPTIONS, WEIGHTS):
-        path = os.path.join(target, name)
-        stamp[name] = dict(_file_facts(path), sha256=sha256_of(path))
-    with atomic_write(os.path.join(target, STAMP)) as f:
-        json.dump(stamp, f, indent=2)
+    cache_integrity.write_record(target, (OPTIONS, WEIGHTS))
 
 
 def read_stamp(target):
     """The `.verified.json` of a cache folder (sizes, sha256), or None."""
     try:
-        with open(os.path.join(target, STAMP), encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        return cache_integrity.read_record(target)
+    except cache_integrity.CacheIntegrityError:
         return None
 
 
 def _stamp_matches(target):
-    stamp = read_stamp(target)
-    if not isinstance(stamp, dict) or not _present(target):
-        return False
-    for name in (OPTIONS, WEIGHTS):
-        facts = _file_facts(os.path.join(target, name))
-        recorded = stamp.get(name) or {}
-        if any(recorded.get(k) != v for k, v in facts.items()):
+    """True when `target` holds the recorded pair unchanged."""
+    return _cached(target, f"cache folder {target!r}", race=True)
+
+
+def _cached(target, label, race=False):
+    """True when `target` holds the recorded pair unchanged; False when it
+    has no record or (fetched again) misses a file.
+
+    With `race` (no lock held), any failure is False, so the caller looks
+    again under the lock: a concurrent `force` fetch replaces the files.
+
+    Raises:
+        CacheIntegrityError: a recorded file changed (without `race`).
+    """
+    refetch = (
+        f"Delete the folder {target!r} to fetch a fresh copy on the next "
+        "load (or fetch it again with force=True, on the command line "
+        "`keras-elmo download SOURCE --force`)."
+    )
+    try:
+        if not _present(target):
             return False
-    return True
+        return cache_integrity.check_entry(target, label, refetch, False)
+    except cache_integrity.CacheIntegrityError:
+        if race:
+            return False
+        raise
 
 
 def _remove_partials(target):

@@ -19,8 +19,9 @@ what telling formats apart needs) and returns a `ResolvedModel`:
 | `"keras"`           | a `.keras` file (a `BiLM`, or a model holding one  |
 |                     | `ElmoLayer`)                                       |
 
-Anything else raises a `ValueError` that lists the files found and what
-each format needs. Downloads, archives and names are resolved before this,
+Anything else raises a `ValueError` that says what each format needs; it
+never lists the folder's files (the path may name any folder on the
+machine). Downloads, archives and names are resolved before this,
 in `keras_elmo.presets.sources.resolve_model`.
 """
 
@@ -119,7 +120,7 @@ def detect_model(path, description=None):
         )
     if all(name in names for name in EFML_FILES):
         return ResolvedModel("elmoformanylangs", path, description)
-    raise ValueError(_no_format_message(path, names))
+    raise ValueError(_no_format_message(path))
 
 
 def _other_hdf5(names):
@@ -139,14 +140,13 @@ def _extras(folder):
     return found
 
 
-def _no_format_message(path, names):
-    shown = sorted(names)
-    listing = ", ".join(shown[:20]) + (" ..." if len(shown) > 20 else "")
+def _no_format_message(path):
     return (
-        f"Model folder {path!r} matches no known format; it holds "
-        f"[{listing or 'nothing'}]. Expected one of: options.json + "
-        "weights.hdf5 (AllenNLP, bilm-tf, keras-elmo train), options.json + "
-        "model.hdf5 or one other .hdf5 (NLPL / EMBEDDIA / simple_elmo), "
-        f"{' + '.join(EFML_FILES)} (ELMoForManyLangs), saved_model.pb "
-        "(keras-elmo export) or N/saved_model.pb (TF Serving)."
+        f"Model folder {path!r} matches no known format: it is a folder "
+        "holding no known model. "
+        "Expected one of: options.json + weights.hdf5 (AllenNLP, bilm-tf, "
+        "keras-elmo train), options.json + model.hdf5 or one other .hdf5 "
+        f"(NLPL / EMBEDDIA / simple_elmo), {' + '.join(EFML_FILES)} "
+        "(ELMoForManyLangs), saved_model.pb (keras-elmo export) or "
+        "N/saved_model.pb (TF Serving)."
     )

@@ -65,7 +65,7 @@ def resolve_model(source, cache_dir=None, force=False):
         TypeError: `source` is not a str, a path or a pair.
         ValueError: an unknown name (the message lists the choices and the
             closest names), or a folder of no known format (the message
-            lists its files).
+            says what each format needs, never the folder's files).
         FileNotFoundError: a local path that does not exist.
         ImportError: `hf://` without `huggingface_hub`.
         keras_elmo.presets.download.PresetDownloadError: a failed download.
@@ -107,7 +107,12 @@ def resolve_model(source, cache_dir=None, force=False):
         )
         label = f"published archive {archive.name}"
         folder = archives.unpack_archive(
-            path, cache_dir, label, pinned=archive.sha256, url=urls[0]
+            path,
+            cache_dir,
+            label,
+            pinned=archive.sha256,
+            url=urls[0],
+            force=force,
         )
         return detect_model(folder, label)
     if source.startswith("hf://"):
@@ -125,6 +130,7 @@ def resolve_model(source, cache_dir=None, force=False):
                 f"archive {source}",
                 url=source,
                 accept_change=force,
+                force=force,
             )
             return detect_model(folder, f"archive {source}")
         base = source.rstrip("/") + "/"
@@ -137,7 +143,7 @@ def resolve_model(source, cache_dir=None, force=False):
     if "://" in source:  # gs://, s3://, hdfs://: TensorFlow reads these
         return ResolvedModel("saved_model", source, f"SavedModel {source}")
     if os.path.isfile(source) and archives.is_archive_name(source):
-        folder = archives.unpack_archive(source, cache_dir)
+        folder = archives.unpack_archive(source, cache_dir, force=force)
         return detect_model(folder, f"archive {source}")
     if os.path.exists(source):
         return detect_model(source, f"model folder {source}")

@@ -124,11 +124,13 @@ def test_a_killed_unpack_leaves_nothing_a_rerun_trusts(
     assert_same(keras_elmo.BiLM.from_preset(path), options, weights)
 
 
-def test_a_folder_of_no_known_format_lists_its_files(tmp_path):
+def test_a_folder_of_no_known_format_never_lists_its_files(tmp_path):
     (tmp_path / "readme.txt").write_text("hi")
     (tmp_path / "model.bin").write_bytes(b"\0")
-    with pytest.raises(ValueError, match=r"holds \[model.bin, readme.txt\]"):
+    with pytest.raises(ValueError, match="holding no known model") as e:
         resolve_model(str(tmp_path))
+    assert "readme.txt" not in str(e.value)
+    assert "model.bin" not in str(e.value)
 
 
 def test_not_a_zip(tmp_path):
