@@ -87,6 +87,7 @@ def run(args):
     from keras_elmo.cli._convert_tf import load_tf_source
     from keras_elmo.models.model_folder import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
+    from keras_elmo.weights.hdf5_reader import check_keras_archive
 
     bilm, extras = load_tf_source(args)
     if bilm is not None:
@@ -95,6 +96,7 @@ def run(args):
         bilm = keras_elmo.BiLM.from_elmoformanylangs(args.from_elmoformanylangs)
     elif args.from_keras:
         _check_keras_file(args.from_keras)
+        check_keras_archive(args.from_keras)
         bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
         if not isinstance(bilm, keras_elmo.BiLM):
             raise ValueError(

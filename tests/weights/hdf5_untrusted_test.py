@@ -261,6 +261,29 @@ def test_tiny_weights_file_for_huge_options_is_refused_before_building(
 
 
 def test_keras_archive_with_external_storage_is_refused(tmp_path, secret):
+    bad = _keras_file_with_external_bias(tmp_path, secret)
+    with pytest.raises(hdf5_reader.UnsafeHDF5Error) as info:
+        keras_elmo.BiLM.from_preset(str(bad))
+    message = str(info.value)
+    assert str(bad) in message and "external file" in message
+    assert secret in message and "AAAABBBB" not in message
+
+
+def test_convert_from_keras_refuses_external_storage(tmp_path, secret, capsys):
+    from keras_elmo.cli.main import main
+
+    bad = _keras_file_with_external_bias(tmp_path, secret)
+    out = tmp_path / "out"
+    assert main(["convert", "--from-keras", str(bad), "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert str(bad) in err and "external file" in err, err
+    assert "AAAABBBB" not in err
+    assert not out.exists()
+
+
+def _keras_file_with_external_bias(tmp_path, secret):
+    """A `.keras` file of a tiny BiLM whose weights member keeps a bias in
+    `secret`."""
     bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
     bilm(keras_elmo.batch_to_ids([["a"]]))
     good = tmp_path / "good.keras"
@@ -272,11 +295,7 @@ def test_keras_archive_with_external_storage_is_refused(tmp_path, secret):
             if item.filename == hdf5_reader.KERAS_WEIGHTS_MEMBER:
                 data = _with_external_bias(tmp_path, data, secret)
             dst.writestr(item, data)
-    with pytest.raises(hdf5_reader.UnsafeHDF5Error) as info:
-        keras_elmo.BiLM.from_preset(str(bad))
-    message = str(info.value)
-    assert str(bad) in message and "external file" in message
-    assert secret in message and "AAAABBBB" not in message
+    return bad
 
 
 def _with_external_bias(tmp_path, data, secret):
