@@ -240,8 +240,8 @@ def in_process_padding(lines, batch_size):
     """Real tokens over padded positions of in-process `embed` on `lines`:
     chunks of `CHUNK_BATCHES * batch_size` lines, each sorted by length
     and cut into batches of `batch_size` (`keras_elmo.export`)."""
-    from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
-    from keras_elmo.export.length_batches import embed_in_length_order
+    from keras_elmo.embedding.batching import embed_in_length_order
+    from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
 
     slots = []
 

@@ -47,7 +47,7 @@ def run_once(runner, src, out, preset, expected):
     """One run; returns its record (ok, lines in the shards, error)."""
     from keras_elmo.beam import pipeline
     from keras_elmo.cli.main import main
-    from keras_elmo.export.embedding_records import iter_records
+    from keras_elmo.embedding.embedding_records import iter_records
 
     argv = ["embed", src, out, "--top", "--force", "--preset", preset]
     replace = mock.patch.object(pipeline, "runner_for", lambda options: None)

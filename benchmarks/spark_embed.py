@@ -29,7 +29,7 @@ output):
 End to end: each mode's command on the whole file, timed from outside.
 Steady: the same engine warmed up first, in a fresh process
 (`--steady MODE`): the in-process engine
-(`keras_elmo.export.hdf5_embedding.embed_file`, model loaded) or a Spark
+(`keras_elmo.embedding.hdf5_output.embed_file`, model loaded) or a Spark
 driver, each first run once on the `--warmup`-line prefix (default: the
 whole file; Spark's JVMs compile their hot paths over the first
 thousands of rows, which a long-running cluster has done), then timed
@@ -141,8 +141,8 @@ def steady(mode, small, src, out, preset, master, barrier=None):
     `barrier`: `(folder, count)` of `wait_together` before the timing."""
     context = None
     if mode.startswith("embed"):
-        from keras_elmo.export import hdf5_embedding
-        from keras_elmo.export.model_spec import load_spec
+        from keras_elmo.embedding import hdf5_output as hdf5_embedding
+        from keras_elmo.embedding.model_spec import load_spec
 
         runner, _ = load_spec({"preset": preset})
 

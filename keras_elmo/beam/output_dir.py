@@ -20,8 +20,8 @@ import os
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from keras_elmo.export.embedding_records import MANIFEST
-from keras_elmo.export.embedding_records import SHARD_PREFIX
+from keras_elmo.embedding.embedding_records import MANIFEST
+from keras_elmo.embedding.embedding_records import SHARD_PREFIX
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def _recorded_run(output_dir):
 
 def _since(output_dir, current):
     """What the refusal says about a finished run in `output_dir`."""
-    from keras_elmo.export.run_identity import finished_run_note
+    from keras_elmo.embedding.run_identity import finished_run_note
 
     if current is None:
         return ""

@@ -32,9 +32,9 @@ from apache_beam.ml.inference.base import RunInference
 
 from keras_elmo.beam.local_runner import runner_for
 from keras_elmo.beam.write_embeddings import WriteEmbeddings
-from keras_elmo.export.embed_lines import decode_line
-from keras_elmo.export.embed_lines import sentence_text
-from keras_elmo.export.embed_lines import sentence_tokens
+from keras_elmo.embedding.embed_lines import decode_line
+from keras_elmo.embedding.embed_lines import sentence_text
+from keras_elmo.embedding.embed_lines import sentence_tokens
 
 INPUT_FILES = "input_files"  # the tag of `_ReadLines`' identities
 
@@ -44,7 +44,7 @@ class _ReadLines(beam.DoFn):
     then `(path, identity)` on the `INPUT_FILES` output: its size and
     modification time, and the sha256 of its content as read
     (decompressed for `.gz`: for a plain file, the sha256 of its bytes,
-    as `keras_elmo.export.run_identity.input_identity` records it)."""
+    as `keras_elmo.embedding.run_identity.input_identity` records it)."""
 
     def process(self, readable_file):
         metadata = readable_file.metadata
@@ -87,7 +87,7 @@ class ReadSentences(beam.PTransform):
 
     Each line (ending at `\\n`) gives `((path, line_number), (sentence,
     tokens))` exactly as `keras-elmo embed` reads it
-    (`keras_elmo.export.embed_lines`); blank and non-UTF-8 lines are kept.
+    (`keras_elmo.embedding.embed_lines`); blank and non-UTF-8 lines are kept.
     A pattern that matches no file fails the pipeline. Once applied,
     `input_files` is the PCollection of `(path, identity)` per file read.
     """

@@ -1,7 +1,7 @@
 """What produced a Beam output: the `run` record of its manifest.
 
 The same record as the in-process journal's
-(`keras_elmo.export.run_identity.run_record`), put together from what
+(`keras_elmo.embedding.run_identity.run_record`), put together from what
 each machine knows, so the launcher loads no model:
 
 - `model`: the launcher's digest of the model's files
@@ -28,8 +28,8 @@ import hashlib
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from keras_elmo.export.run_identity import run_record
-from keras_elmo.export.spec_identity import model_files_identity
+from keras_elmo.embedding.run_identity import run_record
+from keras_elmo.embedding.spec_identity import model_files_identity
 
 BLOCK = 1 << 20
 

@@ -29,13 +29,13 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.tfrecordio import WriteToTFRecord
 
 from keras_elmo.beam.run_manifest import completed_record
-from keras_elmo.export.embed_lines import is_utf8
-from keras_elmo.export.embedding_records import COUNTS
-from keras_elmo.export.embedding_records import FORMAT
-from keras_elmo.export.embedding_records import MANIFEST
-from keras_elmo.export.embedding_records import SHARD_PREFIX
-from keras_elmo.export.embedding_records import SHARD_SUFFIX
-from keras_elmo.export.embedding_records import encode_record
+from keras_elmo.embedding.embed_lines import is_utf8
+from keras_elmo.embedding.embedding_records import COUNTS
+from keras_elmo.embedding.embedding_records import FORMAT
+from keras_elmo.embedding.embedding_records import MANIFEST
+from keras_elmo.embedding.embedding_records import SHARD_PREFIX
+from keras_elmo.embedding.embedding_records import SHARD_SUFFIX
+from keras_elmo.embedding.embedding_records import encode_record
 
 SHARD_TEMPLATE = "-SSSSS-of-NNNNN"
 FRAME_HEADER = 12  # uint64 length + masked CRC-32C of the length

@@ -5,7 +5,7 @@
 
 INPUT is a glob of sentence-per-line files (`.gz` read as gzip), OUTPUT a
 directory that receives `embeddings-SSSSS-of-NNNNN.tfrecord` shards and
-`manifest.json` (`keras_elmo.export.embedding_records`). Any other
+`manifest.json` (`keras_elmo.embedding.embedding_records`). Any other
 `--name=value` options are Beam pipeline options (`--project=...`,
 `--temp_location=gs://...`); give them with `=`. `keras-elmo
 embed-records OUTPUT out.hdf5` converts a small output to the HDF5 file
@@ -17,7 +17,7 @@ import os
 import sys
 
 from keras_elmo.cli._model_args import model_spec
-from keras_elmo.export.length_batches import BATCHINGS
+from keras_elmo.embedding.batching import BATCHINGS
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def run_beam(args):
     """Builds and runs the pipeline; returns 0 once the manifest is there.
 
     Workers load the model from the spec of the command's flags
-    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    (`keras_elmo.embedding.model_spec.load_spec`), as the in-process command
     does; this process never loads it: the manifest's run record digests
     the model's files (`keras_elmo.beam.run_manifest`).
     """
@@ -186,7 +186,7 @@ def read_manifest_any(output_dir):
 
     from apache_beam.io.filesystems import FileSystems
 
-    from keras_elmo.export.embedding_records import MANIFEST
+    from keras_elmo.embedding.embedding_records import MANIFEST
 
     with FileSystems.open(FileSystems.join(output_dir, MANIFEST)) as f:
         return json.loads(f.read())

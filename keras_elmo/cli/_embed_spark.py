@@ -87,7 +87,7 @@ def _finished_run_note(args):
     """What changed since the run a finished local folder output records
     (`keras_elmo.spark.run_manifest`), read without starting Spark."""
     from keras_elmo.cli._model_args import model_spec
-    from keras_elmo.export.run_identity import finished_run_note
+    from keras_elmo.embedding.run_identity import finished_run_note
     from keras_elmo.spark.embed_file import MANIFEST
     from keras_elmo.spark.run_manifest import current_record
 
@@ -116,7 +116,7 @@ def _absolute(path):
 def run_spark(args):
     """Embeds on Spark; returns 0 once the output is complete. Executors
     load the model from the spec of the command's flags
-    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    (`keras_elmo.embedding.model_spec.load_spec`), as the in-process command
     does; the driver does not load it."""
     _check_args(args)
     # keras_elmo.spark names the extra to install when pyspark is absent.

@@ -2,8 +2,8 @@
 
 import functools
 
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.spark.arrow_batches import DTYPES
 from keras_elmo.spark.arrow_batches import OUTPUT_FIELDS
 from keras_elmo.spark.arrow_batches import embed_record_batches
@@ -71,14 +71,14 @@ def embed_dataframe(
             accepts (the shipped `elmo_small_en`, a published name, a
             folder, a `.zip`, an `http(s)://` URL, `hf://owner/repo`, a
             SavedModel, a `.keras` file), readable on every executor; or
-            a model spec dict (`keras_elmo.export.model_spec`).
+            a model spec dict (`keras_elmo.embedding.model_spec`).
         layers: str. `"all"` (`[L + 1, n, 2P]`), `"top"` or `"average"`
             (`[n, 2P]`).
         batch_size: int. Sentences per model call.
         dtype: str. `"float32"` or `"float16"`: the stored `vectors`.
         loader: None or a module-level callable `spec -> (embedder,
             description)` importable on the executors; by default
-            `keras_elmo.export.model_spec.load_spec`, the loader of every
+            `keras_elmo.embedding.model_spec.load_spec`, the loader of every
             bulk-embedding engine.
 
     Returns:

@@ -34,7 +34,7 @@ that fit one file on the driver.
 import json
 import logging
 
-from keras_elmo.export.run_identity import finished_run_note
+from keras_elmo.embedding.run_identity import finished_run_note
 from keras_elmo.spark import hadoop_files
 from keras_elmo.spark.dataframe import check_options
 from keras_elmo.spark.dataframe import map_embed

@@ -17,8 +17,8 @@ import pytest
 
 from keras_elmo.beam import BiLMModelHandler
 from keras_elmo.cli.main import main
-from keras_elmo.export.embedding_records import records_to_hdf5
-from keras_elmo.export.run_identity import hdf5_run_record
+from keras_elmo.embedding.embedding_records import records_to_hdf5
+from keras_elmo.embedding.run_identity import hdf5_run_record
 from tests.beam.embed_checks import TWO_WORKERS
 from tests.beam.embed_checks import check_output
 from tests.beam.embed_checks import relative_error
@@ -48,7 +48,7 @@ def test_two_workers_give_embed_vectors_for_every_line(
     assert manifest["counts"]["shards"] == 3
     assert manifest["layers"] == "all" and manifest["dtype"] == "float32"
     assert (manifest["num_layers"], manifest["dim"]) == (3, 32)
-    from keras_elmo.export.embedding_runners import BiLMEmbedder
+    from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.models.bilm import BiLM
 
     options, weights = corpus["spec"]["options"], corpus["spec"]["weights"]

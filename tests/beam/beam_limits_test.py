@@ -12,7 +12,7 @@ from apache_beam.ml.inference.base import RunInference
 from keras_elmo.beam.model_handler import GATHER_BATCHES
 from keras_elmo.beam.model_handler import BiLMModelHandler
 from keras_elmo.beam.model_handler import model_calls
-from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
+from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
 
 
 class _Lengths(ModelHandler):

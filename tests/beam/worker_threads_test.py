@@ -15,8 +15,8 @@ from keras_elmo.beam import prepare_output_dir
 from keras_elmo.beam import run_embed_corpus
 from keras_elmo.beam.model_handler import default_worker_threads
 from keras_elmo.beam.model_handler import describe_spec
-from keras_elmo.export.embedding_records import read_manifest
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.embedding_records import read_manifest
+from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.utils import thread_pools
 from tests.beam.corpus import write_corpus
 

@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 
 import keras_elmo
-from keras_elmo.export import run_identity
-from keras_elmo.export import spec_identity
-from keras_elmo.export.embedding_runners import BiLMEmbedder
-from keras_elmo.export.embedding_runners import SavedModelEmbedder
+from keras_elmo.embedding import run_identity
+from keras_elmo.embedding import spec_identity
+from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.runners import SavedModelEmbedder
 from tests.conftest import flip_last_byte
 from tests.conftest import tiny_bilm
 

@@ -33,6 +33,7 @@ LAYERS = [
     "presets",
     "models",
     "export",
+    "embedding",
     "training",
     "__init__",
     "beam",

@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from keras_elmo.export.embed_lines import sentence_tokens
+from keras_elmo.embedding.embed_lines import sentence_tokens
 from keras_elmo.spark import arrow_batches
 from keras_elmo.spark.text_lines import first_lines
 from keras_elmo.spark.text_lines import number_lines

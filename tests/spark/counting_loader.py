@@ -9,7 +9,7 @@ count loads per Python worker and the tasks each worker ran.
 
 import os
 
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.model_spec import load_spec
 
 
 def _append(path, text):

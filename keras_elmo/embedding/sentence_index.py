@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 
-from keras_elmo.export.embed_lines import sentence_text
+from keras_elmo.embedding.embed_lines import sentence_text
 
 
 def read_sentences(path):

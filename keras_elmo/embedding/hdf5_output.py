@@ -9,19 +9,19 @@ plus `sentence_to_index`, a 1-element string dataset holding the JSON
 `{sentence: "i"}` (a repeated sentence maps to its last line); the root
 attribute `keras_elmo_run` holds the run record (`run_identity`: model,
 input, settings, version) as JSON. Lines are
-read as `keras_elmo.export.embed_lines` defines (BOM dropped, stripped,
+read as `keras_elmo.embedding.embed_lines` defines (BOM dropped, stripped,
 `str.split()`); a blank line gives an empty dataset.
 
 The input is read in chunks of `CHUNK_BATCHES * batch_size` lines, each
 sorted by length into batches (less padding) and written back in line
 order, so memory does not grow with the file. Each finished chunk is
 committed to the journal folder `OUTPUT.partial/`
-(`keras_elmo.export.embed_journal`: a file fsynced then renamed), and at
+(`keras_elmo.embedding.journal`: a file fsynced then renamed), and at
 the end the chunks are assembled into the HDF5 file that is renamed onto
 OUTPUT. A kill at any instant loses at most the chunk in flight, and
 `resume=True` continues from the committed chunks, after checking that
 the model, the input's content, the settings and the package version
-are those of the interrupted run (`keras_elmo.export.run_identity`; a
+are those of the interrupted run (`keras_elmo.embedding.run_identity`; a
 mismatch is refused, naming what changed). docs/CRASH_SAFETY.md states
 the guarantee. OUTPUT is never overwritten unless `force=True`; an
 OUTPUT that is a folder is refused before any work. A full disk, a file
@@ -37,13 +37,13 @@ import hashlib
 import os
 import sys
 
-from keras_elmo.export import embed_journal
-from keras_elmo.export import run_identity
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.export.length_batches import embed_in_length_order
-from keras_elmo.export.sentence_index import sentence_to_index_json
+from keras_elmo.embedding import journal as embed_journal
+from keras_elmo.embedding import run_identity
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.embedding.sentence_index import sentence_to_index_json
 from keras_elmo.utils import write_faults
 from keras_elmo.utils.validation import check_positive_int
 
@@ -128,7 +128,7 @@ def embed_file(
     """Embeds `input_path` into `output_path`; returns the line count.
 
     Args:
-        embedder: a runner (`keras_elmo.export.embedding_runners`) or a
+        embedder: a runner (`keras_elmo.embedding.runners`) or a
             `keras_elmo.Embedder`: called on a list of token lists (bytes),
             it returns one `[L + 1, n, 2P]` array per sentence, and has
             `num_layers`, `output_dim`, `max_tokens` and `identity` (a

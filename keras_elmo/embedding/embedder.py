@@ -28,12 +28,12 @@ same float32 values as simple_elmo on the same machine.
 import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.export import hdf5_embedding
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embedding_runners import BiLMEmbedder
-from keras_elmo.export.embedding_runners import runner_for
-from keras_elmo.export.length_batches import embed_in_length_order
+from keras_elmo.embedding import hdf5_output as hdf5_embedding
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.runners import runner_for
 from keras_elmo.models import bilm_warmup
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.utils.validation import check_positive_int
@@ -45,7 +45,7 @@ class Embedder:
 
     Args:
         model: a `keras_elmo.BiLM`, an `ElmoLayer` (its biLM is used), or
-            a runner from `keras_elmo.export.embedding_runners`.
+            a runner from `keras_elmo.embedding.runners`.
         batch_size: int. Sentences per batch (default 64).
         vocabulary: None, a list of tokens or a bilm-tf vocabulary file:
             these tokens' char-CNN embeddings are computed once and looked
@@ -229,7 +229,7 @@ class Embedder:
         progress=False,
     ):
         """Embeds a text file, one sentence per line, into an HDF5 file in
-        the `allennlp elmo` layout (`keras_elmo.export.hdf5_embedding`);
+        the `allennlp elmo` layout (`keras_elmo.embedding.hdf5_output`);
         returns the number of lines."""
         if self._stateful is not None:
             raise ValueError(

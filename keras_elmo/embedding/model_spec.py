@@ -20,8 +20,8 @@ same vectors:
 import keras
 
 from keras_elmo.config import BiLMConfig
-from keras_elmo.export.embedding_runners import BiLMEmbedder
-from keras_elmo.export.embedding_runners import runner_for
+from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.runners import runner_for
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.presets import DEFAULT_PRESET
 from keras_elmo.presets import sources as model_sources

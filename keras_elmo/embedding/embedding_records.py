@@ -166,7 +166,7 @@ def records_to_hdf5(output_dir, hdf5_path, force=False):
     """
     import h5py
 
-    from keras_elmo.export.run_identity import set_run_attribute
+    from keras_elmo.embedding.run_identity import set_run_attribute
 
     if os.path.exists(hdf5_path) and not force:
         raise FileExistsError(

@@ -2,27 +2,27 @@
 
 For a process that must not load the model (a Beam launcher, a Spark
 driver) but must record what produced an output
-(`keras_elmo.export.run_identity.run_record`): the sha256 of
+(`keras_elmo.embedding.run_identity.run_record`): the sha256 of
 `options.json` and of the weights file, or of a `.keras` file, an
 ELMoForManyLangs folder or a local archive, or a SavedModel's identity;
 a source this process cannot read without downloading it (a published
 name, a URL, `hf://`) is identified by its name only. A spec is the
-model arguments of `keras_elmo.export.model_spec`.
+model arguments of `keras_elmo.embedding.model_spec`.
 """
 
 import os
 
-from keras_elmo.export.model_spec import check_spec
-from keras_elmo.export.model_spec import source_of
-from keras_elmo.export.run_identity import saved_model_identity
-from keras_elmo.export.run_identity import vocabulary_digest
+from keras_elmo.embedding.model_spec import check_spec
+from keras_elmo.embedding.model_spec import source_of
+from keras_elmo.embedding.run_identity import saved_model_identity
+from keras_elmo.embedding.run_identity import vocabulary_digest
 from keras_elmo.utils.digests import sha256_file
 from keras_elmo.utils.digests import sha256_tree
 
 
 def model_files_identity(spec):
     """The identity of the model `spec` names
-    (`keras_elmo.export.model_spec`), digested from its files: nothing is
+    (`keras_elmo.embedding.model_spec`), digested from its files: nothing is
     loaded, and nothing is downloaded.
 
     Returns:
