@@ -112,7 +112,7 @@ def run_beam(args):
     Workers load the model from the spec of the command's flags
     (`keras_elmo.embedding.model_spec.load_spec`), as the in-process command
     does; this process never loads it: the manifest's run record digests
-    the model's files (`keras_elmo.beam.run_manifest`).
+    the model's files (`keras_elmo.integrations.beam.run_manifest`).
     """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
@@ -128,14 +128,17 @@ def run_beam(args):
             "`--resume` is for the in-process command; a Beam runner "
             "retries failed work itself (rerun with --force to start over)."
         )
-    # keras_elmo.beam names the extra to install when apache-beam is absent.
-    from keras_elmo.beam import BiLMModelHandler
-    from keras_elmo.beam import prepare_output_dir
-    from keras_elmo.beam import run_embed_corpus
-    from keras_elmo.beam.model_handler import default_worker_threads
-    from keras_elmo.beam.model_handler import describe_spec
-    from keras_elmo.beam.run_manifest import current_record
-    from keras_elmo.beam.run_manifest import launch_record
+    # keras_elmo.integrations.beam names the extra to install when apache-beam
+    # is absent.
+    from keras_elmo.integrations.beam import BiLMModelHandler
+    from keras_elmo.integrations.beam import prepare_output_dir
+    from keras_elmo.integrations.beam import run_embed_corpus
+    from keras_elmo.integrations.beam.model_handler import (
+        default_worker_threads,
+    )
+    from keras_elmo.integrations.beam.model_handler import describe_spec
+    from keras_elmo.integrations.beam.run_manifest import current_record
+    from keras_elmo.integrations.beam.run_manifest import launch_record
 
     pattern = _absolute(args.input)
     output = _absolute(args.output)

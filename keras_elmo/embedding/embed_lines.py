@@ -1,8 +1,8 @@
 """How `keras-elmo embed` reads a line and what it writes for it.
 
 One definition shared by the in-process command (`keras_elmo.cli.embed`)
-and the Beam pipeline (`keras_elmo.beam`), so both give a line the same
-tokens and the same output array:
+and the Beam pipeline (`keras_elmo.integrations.beam`), so both give a line the
+same tokens and the same output array:
 
 - a line ends at `\\n` (nothing else ends it); its bytes are decoded as
   UTF-8 with `surrogateescape`, so a line that is not valid UTF-8 is kept

@@ -1,9 +1,9 @@
 """Sentence embeddings as TFRecord shards of `tf.train.Example`, a manifest,
 and the converter to the `allennlp elmo` HDF5 layout.
 
-Written by `keras-elmo embed --runner` (`keras_elmo.beam`), one record per
-input line, readable by anything that reads TFRecord (`tf.data`, Spark's
-`spark-tfrecord`, `tfx_bsl`, Beam's `ReadFromTFRecord`). Features:
+Written by `keras-elmo embed --runner` (`keras_elmo.integrations.beam`), one
+record per input line, readable by anything that reads TFRecord (`tf.data`,
+Spark's `spark-tfrecord`, `tfx_bsl`, Beam's `ReadFromTFRecord`). Features:
 
 - `file`: bytes [1]. The input file the line came from (its path as the
   runner matched it);

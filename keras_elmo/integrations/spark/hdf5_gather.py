@@ -28,8 +28,8 @@ import os
 
 import numpy as np
 
-from keras_elmo.spark import hadoop_files
-from keras_elmo.spark.output_counts import CountsMismatch
+from keras_elmo.integrations.spark import hadoop_files
+from keras_elmo.integrations.spark.output_counts import CountsMismatch
 
 PARTIAL_SUFFIX = ".partial"
 SENTENCE_TO_INDEX = "sentence_to_index"

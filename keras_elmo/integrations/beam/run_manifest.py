@@ -12,14 +12,14 @@ each machine knows, so the launcher loads no model:
   as `embed` records it) is the manifest's `model_identity`;
 - `input`: `{"files": {path: {size, mtime_ns, sha256}}}`, each taken by
   the worker that read the file, from the bytes it read
-  (`keras_elmo.beam.pipeline`);
+  (`keras_elmo.integrations.beam.pipeline`);
 - `settings`: `layers` and `dtype` (the model's shapes are the
   manifest's `num_layers`, `dim`, `max_tokens`);
 - `version`: the keras_elmo version.
 
 A rerun over a finished output is refused unless forced
-(`keras_elmo.beam.output_dir`); its message names what changed since the
-recorded run (`current_record`, `run_identity.changes`), or says that
+(`keras_elmo.integrations.beam.output_dir`); its message names what changed
+since the recorded run (`current_record`, `run_identity.changes`), or says that
 nothing did.
 """
 
@@ -55,8 +55,8 @@ def completed_record(header, model_identity, input_files):
 
 def file_identity(metadata):
     """`{size, mtime_ns, sha256}` of a matched file (`FileMetadata`), its
-    content read as `keras_elmo.beam.pipeline` reads it (decompressed
-    for `.gz`)."""
+    content read as `keras_elmo.integrations.beam.pipeline` reads it
+    (decompressed for `.gz`)."""
     digest = hashlib.sha256()
     with FileSystems.open(
         metadata.path,

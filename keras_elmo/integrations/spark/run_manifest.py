@@ -25,7 +25,7 @@ import os
 from keras_elmo.embedding.run_identity import input_identity
 from keras_elmo.embedding.run_identity import run_record
 from keras_elmo.embedding.spec_identity import model_files_identity
-from keras_elmo.spark import hadoop_files
+from keras_elmo.integrations.spark import hadoop_files
 
 
 def _local_files(path):
@@ -61,7 +61,7 @@ def input_files(spark, input_path):
 def current_record(spark, input_path, model, loader, layers, dtype):
     """This run's record (`spark` may be None for a local input)."""
     from keras_elmo.embedding.model_spec import load_spec
-    from keras_elmo.spark.worker_model import spec_of
+    from keras_elmo.integrations.spark.worker_model import spec_of
 
     if loader in (None, load_spec):
         identity = model_files_identity(spec_of(model))

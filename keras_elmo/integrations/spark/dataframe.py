@@ -4,11 +4,11 @@ import functools
 
 from keras_elmo.embedding.embed_lines import LAYER_MODES
 from keras_elmo.embedding.model_spec import load_spec
-from keras_elmo.spark.arrow_batches import DTYPES
-from keras_elmo.spark.arrow_batches import OUTPUT_FIELDS
-from keras_elmo.spark.arrow_batches import embed_record_batches
-from keras_elmo.spark.worker_model import cached_embedder
-from keras_elmo.spark.worker_model import spec_of
+from keras_elmo.integrations.spark.arrow_batches import DTYPES
+from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
+from keras_elmo.integrations.spark.arrow_batches import embed_record_batches
+from keras_elmo.integrations.spark.worker_model import cached_embedder
+from keras_elmo.integrations.spark.worker_model import spec_of
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -58,10 +58,11 @@ def embed_dataframe(
     """Adds ELMo vectors of `df[column]` as `tokens`, `shape`, `vectors`.
 
     Runs `DataFrame.mapInArrow`: each Python worker loads the model once
-    (`keras_elmo.spark.worker_model`) and embeds its rows in length-sorted
-    batches (`keras_elmo.spark.arrow_batches`), exactly as `keras-elmo
-    embed` embeds a line: the same tokens, the same `[L + 1, n, 2P]`
-    layers. Lazy, as any transformation: nothing runs until an action.
+    (`keras_elmo.integrations.spark.worker_model`) and embeds its rows in
+    length-sorted batches (`keras_elmo.integrations.spark.arrow_batches`),
+    exactly as `keras-elmo embed` embeds a line: the same tokens, the same
+    `[L + 1, n, 2P]` layers. Lazy, as any transformation: nothing runs
+    until an action.
 
     Args:
         df: a `pyspark.sql.DataFrame`.
@@ -90,7 +91,8 @@ def embed_dataframe(
     Example:
 
     ```python
-    out = keras_elmo.spark.embed_dataframe(df, "text", layers="top")
+    spark_elmo = keras_elmo.integrations.spark
+    out = spark_elmo.embed_dataframe(df, "text", layers="top")
     row = out.first()
     vectors = np.frombuffer(row.vectors, "<f4").reshape(row.shape)
     ```

@@ -93,7 +93,7 @@ def embed_record_batches(
         batches: iterator of `pa.RecordBatch` (what `mapInArrow` passes).
         column: str. The text column (string or binary).
         get_embedder: callable `() -> embedder`, the process's model
-            (`keras_elmo.spark.worker_model`).
+            (`keras_elmo.integrations.spark.worker_model`).
         layers: str. `"all"`, `"top"` or `"average"`.
         batch_size: int. Sentences per model call.
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
