@@ -32,6 +32,7 @@ LAYERS = [
     "weights",
     "presets",
     "models",
+    "compat",
     "export",
     "embedding",
     "training",
