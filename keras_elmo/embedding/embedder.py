@@ -31,7 +31,7 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.compat import simple_elmo as bilm_warmup
 from keras_elmo.embedding import hdf5_output as hdf5_embedding
 from keras_elmo.embedding.batching import embed_in_length_order
-from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import check_layers
 from keras_elmo.embedding.embed_lines import select_layers
 from keras_elmo.embedding.runners import BiLMEmbedder
 from keras_elmo.embedding.runners import runner_for
@@ -167,7 +167,7 @@ class Embedder:
             layers: `"all"` -> `[L + 1, n, 2P]`, layer 0 first; `"top"` or
                 `"average"` -> `[n, 2P]`.
         """
-        _check_layers(layers)
+        check_layers(layers)
         token_lists = _token_lists(sentences)
         if self._stateful is not None:
             vectors = bilm_warmup.embed_with_warmup(
@@ -268,14 +268,6 @@ def _check_no_vocabulary(vocabulary):
         raise ValueError(
             "`warmup` and `vocabulary` cannot be combined: the token cache "
             "runs the stateless biLM."
-        )
-
-
-def _check_layers(layers):
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
         )
 
 

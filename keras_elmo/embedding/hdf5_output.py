@@ -40,7 +40,7 @@ import sys
 from keras_elmo.embedding import journal as embed_journal
 from keras_elmo.embedding import run_identity
 from keras_elmo.embedding.batching import embed_in_length_order
-from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import check_layers
 from keras_elmo.embedding.embed_lines import select_layers
 from keras_elmo.embedding.embed_lines import sentence_tokens
 from keras_elmo.embedding.sentence_index import sentence_to_index_json
@@ -148,11 +148,7 @@ def embed_file(
         write_faults.WriteFailed: the disk filled up (or similar); what was
             written so far stays in `OUTPUT.partial` for `resume=True`.
     """
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
-        )
+    check_layers(layers)
     check_positive_int("batch_size", batch_size)
     embed_journal.remove_trash(output_path)
     check_paths(

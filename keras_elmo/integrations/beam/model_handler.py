@@ -65,7 +65,7 @@ from apache_beam.ml.inference.base import PredictionResult
 
 from keras_elmo.embedding.batching import BATCHINGS
 from keras_elmo.embedding.batching import length_order_batches
-from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import check_layers
 from keras_elmo.embedding.embed_lines import select_layers
 from keras_elmo.embedding.embedding_records import DTYPES
 from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
@@ -205,11 +205,7 @@ class BiLMModelHandler(ModelHandler):
         batching="bundles",
     ):
         check_spec(spec)
-        if layers not in LAYER_MODES:
-            raise ValueError(
-                "Received an invalid value for argument `layers`, expected "
-                f"one of {LAYER_MODES}, got {layers!r}."
-            )
+        check_layers(layers)
         if dtype not in DTYPES:
             raise ValueError(
                 "Received an invalid value for argument `dtype`, expected "

@@ -2,7 +2,7 @@
 
 import functools
 
-from keras_elmo.embedding.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import check_layers
 from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.integrations.spark.arrow_batches import DTYPES
 from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
@@ -33,11 +33,7 @@ def _map_batches(
 
 def check_options(layers, batch_size, dtype):
     """Raises a `ValueError` naming the first invalid option."""
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
-        )
+    check_layers(layers)
     check_positive_int("batch_size", batch_size)
     if dtype not in DTYPES:
         raise ValueError(
