@@ -4,5 +4,6 @@
 BiLM, an `ElmoLayer` or a SavedModel into one batch call; `batching`
 cuts sentences into length-ordered batches; `hdf5_output` writes the
 `allennlp elmo` HDF5 layout through its crash-safe `journal`; the run
-record (`run_identity`, `spec_identity`) says what produced a file.
+record (`run_identity`, `model_spec.model_files_identity`) says what
+produced a file.
 """

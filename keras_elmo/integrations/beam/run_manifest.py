@@ -5,7 +5,7 @@ The same record as the in-process journal's
 each machine knows, so the launcher loads no model:
 
 - `model`: the launcher's digest of the model's files
-  (`spec_identity.model_files_identity`: options + weights, or the
+  (`model_spec.model_files_identity`: options + weights, or the
   SavedModel's fingerprint, plus the token-cache vocabulary; a published
   name or a URL is recorded by name). The workers' digest of the model
   they loaded (`run_identity.bilm_identity` / `saved_model_identity`,
@@ -28,8 +28,8 @@ import hashlib
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from keras_elmo.embedding.model_spec import model_files_identity
 from keras_elmo.embedding.run_identity import run_record
-from keras_elmo.embedding.spec_identity import model_files_identity
 
 BLOCK = 1 << 20
 

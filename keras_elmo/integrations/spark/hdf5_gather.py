@@ -53,8 +53,8 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
     import h5py
     from pyspark import StorageLevel
 
+    from keras_elmo.embedding.hdf5_output import sentence_to_index_json
     from keras_elmo.embedding.run_identity import set_run_attribute
-    from keras_elmo.embedding.sentence_index import sentence_to_index_json
 
     if len(totals) > 1:
         raise ValueError(

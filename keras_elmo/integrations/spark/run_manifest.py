@@ -4,7 +4,7 @@ The in-process journal's record (`keras_elmo.embedding.run_identity`),
 taken on the driver without loading the model:
 
 - `model`: the digest of the model's files
-  (`spec_identity.model_files_identity`; a custom `loader`'s model is
+  (`model_spec.model_files_identity`; a custom `loader`'s model is
   `{"kind": "unverified"}`);
 - `input`: `{"files": {path: {size, mtime_ns, sha256}}}` of the files
   the input names (a file, a folder's visible files, or a glob), read on
@@ -22,9 +22,9 @@ refusal names what changed since the recorded run
 import glob
 import os
 
+from keras_elmo.embedding.model_spec import model_files_identity
 from keras_elmo.embedding.run_identity import input_identity
 from keras_elmo.embedding.run_identity import run_record
-from keras_elmo.embedding.spec_identity import model_files_identity
 from keras_elmo.integrations.spark import hadoop_files
 
 
