@@ -41,7 +41,7 @@ with other jobs, so 2 workers cannot gain much here; the figures show
 what the engine costs.
 
 Batching (`batching`): the same file through the same pipeline started
-from this process (`keras_elmo.beam.embed_corpus`; every Beam mode's
+from this process (`keras_elmo.integrations.beam.embed_corpus`; every Beam mode's
 workers and `--batching`), with a randomly initialised `tiny` model (batching does
 not depend on the model), read from the handler's Beam metrics:
 sentences per RunInference batch and per model call (against
@@ -187,9 +187,9 @@ def batching(src, out, mode, batch_size, batch_tokens=4096):
     from apache_beam.metrics.metric import MetricsFilter
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from keras_elmo.beam import BiLMModelHandler
-    from keras_elmo.beam import embed_corpus
-    from keras_elmo.beam.local_runner import runner_for
+    from keras_elmo.integrations.beam import BiLMModelHandler
+    from keras_elmo.integrations.beam import embed_corpus
+    from keras_elmo.integrations.beam.local_runner import runner_for
 
     pipeline_args, how = pipeline_options(mode)
     spec = {"random_weights": "tiny", "seed": 0}
@@ -240,8 +240,8 @@ def in_process_padding(lines, batch_size):
     """Real tokens over padded positions of in-process `embed` on `lines`:
     chunks of `CHUNK_BATCHES * batch_size` lines, each sorted by length
     and cut into batches of `batch_size` (`keras_elmo.export`)."""
-    from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
-    from keras_elmo.export.length_batches import embed_in_length_order
+    from keras_elmo.embedding.batching import embed_in_length_order
+    from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
 
     slots = []
 

@@ -10,7 +10,7 @@ FnApiRunner --direct_num_workers=2 --direct_running_mode=multi_threading`
 called in this process (`keras_elmo.cli.main.main`), on:
 
 - `ours`: the command as shipped, which runs that mode on
-  `SizeFlushedFnApiRunner` (`keras_elmo/beam/local_runner.py`);
+  `SizeFlushedFnApiRunner` (`keras_elmo/integrations/beam/local_runner.py`);
 - `beam`: the control, Beam choosing its own `FnApiRunner` (the
   command's `runner_for` is replaced by one returning None).
 
@@ -45,9 +45,9 @@ logger = logging.getLogger("beam_exactly_once")
 
 def run_once(runner, src, out, preset, expected):
     """One run; returns its record (ok, lines in the shards, error)."""
-    from keras_elmo.beam import pipeline
     from keras_elmo.cli.main import main
-    from keras_elmo.export.embedding_records import iter_records
+    from keras_elmo.embedding.embedding_records import iter_records
+    from keras_elmo.integrations.beam import pipeline
 
     argv = ["embed", src, out, "--top", "--force", "--preset", preset]
     replace = mock.patch.object(pipeline, "runner_for", lambda options: None)

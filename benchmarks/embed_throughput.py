@@ -79,8 +79,8 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
 
     import keras_elmo
-    from keras_elmo.export import hdf5_embedding as engine
-    from keras_elmo.export.embedding_runners import BiLMEmbedder
+    from keras_elmo.embedding import hdf5_output as engine
+    from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.presets import preset_dir
 
     lines = read_lines(args.lines)

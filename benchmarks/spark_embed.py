@@ -21,7 +21,7 @@ output):
   halves of en_pd_lm's lines are not), timed from a common start (after
   each one's warm-up) to the last one's end: one process per core with every
   core busy, as Spark's workers run;
-- `spark`: `--spark-master` on a `keras_elmo.spark.LocalCluster` of
+- `spark`: `--spark-master` on a `keras_elmo.integrations.spark.LocalCluster` of
   `--workers` workers of 1 core each (started once, before; its start-up
   is reported apart, a real cluster is already running), Parquet folder
   output (`float32`), with `PYSPARK_PYTHON` this interpreter.
@@ -29,7 +29,7 @@ output):
 End to end: each mode's command on the whole file, timed from outside.
 Steady: the same engine warmed up first, in a fresh process
 (`--steady MODE`): the in-process engine
-(`keras_elmo.export.hdf5_embedding.embed_file`, model loaded) or a Spark
+(`keras_elmo.embedding.hdf5_output.embed_file`, model loaded) or a Spark
 driver, each first run once on the `--warmup`-line prefix (default: the
 whole file; Spark's JVMs compile their hot paths over the first
 thousands of rows, which a long-running cluster has done), then timed
@@ -67,8 +67,9 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
 MODES = ("embed", "embed-1-core", "embed-processes", "spark")
-# No split sizes: the command's own (`keras_elmo.spark.input_splits`)
-# spread the file over both workers, as a user without tuning flags gets.
+# No split sizes: the command's own
+# (`keras_elmo.integrations.spark.input_splits`) spread the file over both
+# workers, as a user without tuning flags gets.
 SPARK_CONF = ["spark.ui.enabled=false"]
 
 
@@ -141,8 +142,8 @@ def steady(mode, small, src, out, preset, master, barrier=None):
     `barrier`: `(folder, count)` of `wait_together` before the timing."""
     context = None
     if mode.startswith("embed"):
-        from keras_elmo.export import hdf5_embedding
-        from keras_elmo.export.model_spec import load_spec
+        from keras_elmo.embedding import hdf5_output as hdf5_embedding
+        from keras_elmo.embedding.model_spec import load_spec
 
         runner, _ = load_spec({"preset": preset})
 
@@ -152,8 +153,8 @@ def steady(mode, small, src, out, preset, master, barrier=None):
             )
 
     else:
-        from keras_elmo.spark import embed_text_file
-        from keras_elmo.spark.session import spark_session
+        from keras_elmo.integrations.spark import embed_text_file
+        from keras_elmo.integrations.spark.session import spark_session
 
         spark = spark_session(
             master, [item.split("=", 1) for item in SPARK_CONF]
@@ -287,7 +288,7 @@ def main(argv=None):
         timed = steady(args.steady, *args.steady_args, barrier=args.barrier)
         print(json.dumps(timed))
         return
-    from keras_elmo.spark import LocalCluster
+    from keras_elmo.integrations.spark import LocalCluster
 
     lines = read_lines(args.lines)
     results = {

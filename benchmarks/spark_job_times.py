@@ -3,19 +3,18 @@
     python benchmarks/spark_job_times.py [--lines 2000] [--repeats 3]
         [--results benchmarks/results/spark_job_times.json]
 
-Starts a `keras_elmo.spark.LocalCluster` of 2 workers of 1 core, and in
-ONE Spark application (so executors, their JVMs and Python workers stay
-up) runs `keras_elmo.spark.embed_text_file` on the first `--lines` lines
-of en_pd_lm (`valid.txt.gz` first; `elmo_small_en`, `--top`, Parquet
-output, no split flags) `--repeats` times, with
-`spark.eventLog.enabled` (uncompressed). Per repeat it writes the wall
-seconds and each Spark job of that repeat from the event log: what it
-did (the call site of its first stage, e.g. `parquet` for the embedding
-and write, `collect` for the line count and the counts check), its
-seconds, and its tasks. The first repeats show the JVMs warming up; the
-last is the warm run. Then it times the same lines in-process on two
-processes side by side (each pinned to a core, every other line,
-warmed up first), the pair a Spark run of 2 workers is compared with
+Starts a `keras_elmo.integrations.spark.LocalCluster` of 2 workers of 1 core,
+and in ONE Spark application (so executors, their JVMs and Python workers stay
+up) runs `keras_elmo.integrations.spark.embed_text_file` on the first `--lines`
+lines of en_pd_lm (`valid.txt.gz` first; `elmo_small_en`, `--top`, Parquet
+output, no split flags) `--repeats` times, with `spark.eventLog.enabled`
+(uncompressed). Per repeat it writes the wall seconds and each Spark job of that
+repeat from the event log: what it did (the call site of its first stage, e.g.
+`parquet` for the embedding and write, `collect` for the line count and the
+counts check), its seconds, and its tasks. The first repeats show the JVMs
+warming up; the last is the warm run. Then it times the same lines in-process on
+two processes side by side (each pinned to a core, every other line, warmed up
+first), the pair a Spark run of 2 workers is compared with
 (`benchmarks/spark_embed.py`'s `embed-2-processes`).
 """
 
@@ -82,9 +81,9 @@ def main(argv=None):
         default=os.path.join(HERE, "results", "spark_job_times.json"),
     )
     args = parser.parse_args(argv)
-    from keras_elmo.spark import LocalCluster
-    from keras_elmo.spark import embed_text_file
-    from keras_elmo.spark.session import spark_session
+    from keras_elmo.integrations.spark import LocalCluster
+    from keras_elmo.integrations.spark import embed_text_file
+    from keras_elmo.integrations.spark.session import spark_session
 
     os.environ.update(spark_embed.steady_env())
     lines = spark_embed.read_lines(args.lines)

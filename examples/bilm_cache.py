@@ -21,7 +21,7 @@ import keras
 import numpy as np
 
 import keras_elmo
-from keras_elmo.export.embedding_runners import BiLMEmbedder
+from keras_elmo.embedding.runners import BiLMEmbedder
 from keras_elmo.utils.atomic import atomic_write
 
 DEFAULT_CACHE_DIR = os.path.join(

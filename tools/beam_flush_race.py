@@ -8,13 +8,13 @@ Writes `--elements` 1 kB byte strings from this thread into Beam's
 gives its workers, with a 1000 ms period there) and counts what its flush
 callback received; then does the same with the size-only stream
 `SizeFlushedFnApiRunner` makes Beam use. A short period makes the race
-(`keras_elmo/beam/local_runner.py`) show within seconds, and so does a
-short `sys.setswitchinterval` (`--switch-interval-us`, 1 by default;
-CPython's own is 5000): the interpreter then switches between the writing
-thread and the flush thread often enough that the flush lands between
-`get()` and `_clear()` many times a run, as it does now and then with the
-1 s period on a loaded machine. Exits 1 if the size-only stream lost
-anything; 0 otherwise (printing what the timer-flushed one lost).
+(`keras_elmo/integrations/beam/local_runner.py`) show within seconds, and so
+does a short `sys.setswitchinterval` (`--switch-interval-us`, 1 by default;
+CPython's own is 5000): the interpreter then switches between the writing thread
+and the flush thread often enough that the flush lands between `get()` and
+`_clear()` many times a run, as it does now and then with the 1 s period on a
+loaded machine. Exits 1 if the size-only stream lost anything; 0 otherwise
+(printing what the timer-flushed one lost).
 """
 
 import argparse

@@ -1,32 +1,17 @@
-"""Embedding a corpus on Apache Beam (`pip install keras-elmo[beam]`).
+"""Deprecated alias of `keras_elmo.integrations.beam` (embedding on Apache
+Beam).
 
-See `keras_elmo.beam.pipeline` for the pipeline, docs/BEAM.md for runners.
+Import `keras_elmo.integrations.beam` instead; this name re-exports its
+public names and warns.
 """
 
-try:
-    import apache_beam  # noqa: F401
-except ImportError as e:  # pragma: no cover - exercised without the extra
-    raise ImportError(
-        "Embedding on Apache Beam needs the `beam` extra: "
-        "pip install 'keras-elmo[beam]' (apache-beam is not installed)."
-    ) from e
+import warnings
 
-from keras_elmo.beam.local_runner import SizeFlushedFnApiRunner  # noqa: E402
-from keras_elmo.beam.model_handler import BiLMModelHandler  # noqa: E402
-from keras_elmo.beam.output_dir import prepare_output_dir  # noqa: E402
-from keras_elmo.beam.pipeline import EmbedBatches  # noqa: E402
-from keras_elmo.beam.pipeline import ReadSentences  # noqa: E402
-from keras_elmo.beam.pipeline import embed_corpus  # noqa: E402
-from keras_elmo.beam.pipeline import run_embed_corpus  # noqa: E402
-from keras_elmo.beam.write_embeddings import WriteEmbeddings  # noqa: E402
+from keras_elmo.integrations.beam import *  # noqa: F401,F403
+from keras_elmo.integrations.beam import __all__  # noqa: F401
 
-__all__ = [
-    "BiLMModelHandler",
-    "SizeFlushedFnApiRunner",
-    "ReadSentences",
-    "EmbedBatches",
-    "WriteEmbeddings",
-    "embed_corpus",
-    "run_embed_corpus",
-    "prepare_output_dir",
-]
+warnings.warn(
+    "keras_elmo.beam is deprecated: import keras_elmo.integrations.beam.",
+    DeprecationWarning,
+    stacklevel=2,
+)

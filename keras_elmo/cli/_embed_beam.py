@@ -5,7 +5,7 @@
 
 INPUT is a glob of sentence-per-line files (`.gz` read as gzip), OUTPUT a
 directory that receives `embeddings-SSSSS-of-NNNNN.tfrecord` shards and
-`manifest.json` (`keras_elmo.export.embedding_records`). Any other
+`manifest.json` (`keras_elmo.embedding.embedding_records`). Any other
 `--name=value` options are Beam pipeline options (`--project=...`,
 `--temp_location=gs://...`); give them with `=`. `keras-elmo
 embed-records OUTPUT out.hdf5` converts a small output to the HDF5 file
@@ -17,7 +17,7 @@ import os
 import sys
 
 from keras_elmo.cli._model_args import model_spec
-from keras_elmo.export.length_batches import BATCHINGS
+from keras_elmo.embedding.batching import BATCHINGS
 
 logger = logging.getLogger(__name__)
 
@@ -110,9 +110,9 @@ def run_beam(args):
     """Builds and runs the pipeline; returns 0 once the manifest is there.
 
     Workers load the model from the spec of the command's flags
-    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    (`keras_elmo.embedding.model_spec.load_spec`), as the in-process command
     does; this process never loads it: the manifest's run record digests
-    the model's files (`keras_elmo.beam.run_manifest`).
+    the model's files (`keras_elmo.integrations.beam.run_manifest`).
     """
     from keras_elmo.utils.validation import check_int_at_least
     from keras_elmo.utils.validation import check_positive_int
@@ -128,14 +128,17 @@ def run_beam(args):
             "`--resume` is for the in-process command; a Beam runner "
             "retries failed work itself (rerun with --force to start over)."
         )
-    # keras_elmo.beam names the extra to install when apache-beam is absent.
-    from keras_elmo.beam import BiLMModelHandler
-    from keras_elmo.beam import prepare_output_dir
-    from keras_elmo.beam import run_embed_corpus
-    from keras_elmo.beam.model_handler import default_worker_threads
-    from keras_elmo.beam.model_handler import describe_spec
-    from keras_elmo.beam.run_manifest import current_record
-    from keras_elmo.beam.run_manifest import launch_record
+    # keras_elmo.integrations.beam names the extra to install when apache-beam
+    # is absent.
+    from keras_elmo.integrations.beam import BiLMModelHandler
+    from keras_elmo.integrations.beam import prepare_output_dir
+    from keras_elmo.integrations.beam import run_embed_corpus
+    from keras_elmo.integrations.beam.model_handler import (
+        default_worker_threads,
+    )
+    from keras_elmo.integrations.beam.model_handler import describe_spec
+    from keras_elmo.integrations.beam.run_manifest import current_record
+    from keras_elmo.integrations.beam.run_manifest import launch_record
 
     pattern = _absolute(args.input)
     output = _absolute(args.output)
@@ -186,7 +189,7 @@ def read_manifest_any(output_dir):
 
     from apache_beam.io.filesystems import FileSystems
 
-    from keras_elmo.export.embedding_records import MANIFEST
+    from keras_elmo.embedding.embedding_records import MANIFEST
 
     with FileSystems.open(FileSystems.join(output_dir, MANIFEST)) as f:
         return json.loads(f.read())

@@ -6,12 +6,12 @@
 An `.hdf5` OUTPUT gets the `allennlp elmo` layout of the in-process
 command (one local input file); any other OUTPUT is a folder that
 receives a Parquet dataset and `_manifest.json`
-(`keras_elmo.spark.embed_file`). `--spark-conf KEY=VALUE` sets Spark
-options (`spark.executor.memory=4g`). The executors run the command's
-own model loader, so the model arguments (`--preset`, `--model`,
+(`keras_elmo.integrations.spark.embed_file`). `--spark-conf KEY=VALUE` sets
+Spark options (`spark.executor.memory=4g`). The executors run the command's own
+model loader, so the model arguments (`--preset`, `--model`,
 `--options/--weights`, `--vocab`) name files every executor can read.
-`PYSPARK_PYTHON` names the executors' Python (default here: this
-interpreter). Needs `pip install 'keras-elmo[spark]'` and Java 17+.
+`PYSPARK_PYTHON` names the executors' Python (default here: this interpreter).
+Needs `pip install 'keras-elmo[spark]'` and Java 17+.
 """
 
 import json
@@ -85,11 +85,12 @@ def _check_args(args):
 
 def _finished_run_note(args):
     """What changed since the run a finished local folder output records
-    (`keras_elmo.spark.run_manifest`), read without starting Spark."""
+    (`keras_elmo.integrations.spark.run_manifest`), read without starting
+    Spark."""
     from keras_elmo.cli._model_args import model_spec
-    from keras_elmo.export.run_identity import finished_run_note
-    from keras_elmo.spark.embed_file import MANIFEST
-    from keras_elmo.spark.run_manifest import current_record
+    from keras_elmo.embedding.run_identity import finished_run_note
+    from keras_elmo.integrations.spark.embed_file import MANIFEST
+    from keras_elmo.integrations.spark.run_manifest import current_record
 
     path = os.path.join(args.output, MANIFEST)
     if "://" in args.input or not os.path.isfile(path):
@@ -116,13 +117,14 @@ def _absolute(path):
 def run_spark(args):
     """Embeds on Spark; returns 0 once the output is complete. Executors
     load the model from the spec of the command's flags
-    (`keras_elmo.export.model_spec.load_spec`), as the in-process command
+    (`keras_elmo.embedding.model_spec.load_spec`), as the in-process command
     does; the driver does not load it."""
     _check_args(args)
-    # keras_elmo.spark names the extra to install when pyspark is absent.
+    # keras_elmo.integrations.spark names the extra to install when pyspark is
+    # absent.
     from keras_elmo.cli._model_args import model_spec
-    from keras_elmo.spark import embed_text_file
-    from keras_elmo.spark.session import spark_session
+    from keras_elmo.integrations.spark import embed_text_file
+    from keras_elmo.integrations.spark.session import spark_session
 
     if os.path.isfile(args.input):
         from keras_elmo.cli._corpus_args import check_corpus_from_args

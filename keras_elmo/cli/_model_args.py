@@ -1,7 +1,7 @@
 """Which model a command uses: its flags, mapped onto the library's spec.
 
 Every command that loads a biLM takes the same flags and hands them to
-`keras_elmo.export.model_spec` (the library's one description of a
+`keras_elmo.embedding.model_spec` (the library's one description of a
 model by plain values, resolved by `keras_elmo.presets.sources
 .resolve_model`); this module only adds the flags, names them in errors
 and prints the warning for random weights.
@@ -14,7 +14,7 @@ from keras_elmo.cli.main import flag_name
 from keras_elmo.cli.main import flag_words
 from keras_elmo.config import ARCHITECTURES
 
-# The spec keys (`keras_elmo.export.model_spec.MODEL_ARGUMENTS`) the
+# The spec keys (`keras_elmo.embedding.model_spec.MODEL_ARGUMENTS`) the
 # model flags set; each key's flag is `main.flag_name(key)` (`--model`).
 KEYS = (
     "model",
@@ -93,7 +93,7 @@ def flag_error(error):
 
 def check_model_flags(args):
     """Refuses conflicting model flags before any work, under flag names."""
-    from keras_elmo.export.model_spec import check_spec
+    from keras_elmo.embedding.model_spec import check_spec
 
     try:
         check_spec(model_spec(args))
@@ -116,7 +116,7 @@ def check_model_flags(args):
 
 def load_runner(args):
     """`(runner, description)` for `embed`: what the flags name."""
-    from keras_elmo.export.model_spec import load_spec
+    from keras_elmo.embedding.model_spec import load_spec
 
     check_model_flags(args)
     spec = model_spec(args)
@@ -131,8 +131,8 @@ def load_runner(args):
 
 def load_bilm_from_flags(args):
     """`(BiLM or ElmoLayer, description)` for `export` / `demo`."""
-    from keras_elmo.export.model_spec import load_spec
-    from keras_elmo.export.model_spec import source_of
+    from keras_elmo.embedding.model_spec import load_spec
+    from keras_elmo.embedding.model_spec import source_of
     from keras_elmo.models.loading import load_bilm_or_elmo_layer
 
     check_model_flags(args)

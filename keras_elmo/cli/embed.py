@@ -38,7 +38,7 @@ max tokens, 512 by default; a TF Serving base directory, the highest
 version; a `keras-elmo train` output; a `.keras` file; a .zip archive; a
 name, URL or hf://owner/repo), `--options/--weights`, or
 `--random-weights ARCH` (warns loudly). Default: the shipped
-elmo_small_en. The engine is `keras_elmo.export.hdf5_embedding`.
+elmo_small_en. The engine is `keras_elmo.embedding.hdf5_output`.
 """
 
 import sys
@@ -101,7 +101,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from keras_elmo.export import hdf5_embedding
+    from keras_elmo.embedding import hdf5_output as hdf5_embedding
     from keras_elmo.utils.validation import check_positive_int
 
     check_model_flags(args)
@@ -143,7 +143,7 @@ def _checked_paths_and_runner(args):
     then loads it (a bad name fails here). An existing OUTPUT that
     records its run is refused only once the model is loaded, so that the
     refusal can say whether it is this very run or what changed."""
-    from keras_elmo.export import hdf5_embedding
+    from keras_elmo.embedding import hdf5_output as hdf5_embedding
 
     paths = (args.input, args.output, args.force, args.resume)
     try:

@@ -22,7 +22,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from keras_elmo.export.embedding_records import records_to_hdf5
+    from keras_elmo.embedding.embedding_records import records_to_hdf5
 
     total = records_to_hdf5(args.records, args.output, force=args.force)
     sys.stderr.write(f"Wrote {total} sentences to {args.output}\n")

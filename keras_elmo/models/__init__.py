@@ -1,6 +1,5 @@
 """Models: the biLM backbone, its language-model task and its heads."""
 
-from keras_elmo.models import bilm_warmup
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.models.elmo_layer import ElmoLayer
@@ -9,7 +8,6 @@ from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.models.token_encoder import LexiconTokenEncoder
 
 __all__ = [
-    "bilm_warmup",
     "BiLM",
     "BiLMLanguageModel",
     "ElmoLayer",

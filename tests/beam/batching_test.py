@@ -9,10 +9,10 @@ give `keras-elmo embed`'s vectors for every line; the flag needs
 
 import pytest
 
-from keras_elmo.beam.model_handler import BUCKET_BOUNDARIES
-from keras_elmo.beam.model_handler import BiLMModelHandler
-from keras_elmo.beam.model_handler import keyed_length
 from keras_elmo.cli.main import main
+from keras_elmo.integrations.beam.model_handler import BUCKET_BOUNDARIES
+from keras_elmo.integrations.beam.model_handler import BiLMModelHandler
+from keras_elmo.integrations.beam.model_handler import keyed_length
 from tests.beam.embed_checks import TWO_WORKERS
 from tests.beam.embed_checks import check_output
 

@@ -15,10 +15,10 @@ import h5py
 import numpy as np
 import pytest
 
-from keras_elmo.beam import BiLMModelHandler
 from keras_elmo.cli.main import main
-from keras_elmo.export.embedding_records import records_to_hdf5
-from keras_elmo.export.run_identity import hdf5_run_record
+from keras_elmo.embedding.embedding_records import records_to_hdf5
+from keras_elmo.embedding.run_identity import hdf5_run_record
+from keras_elmo.integrations.beam import BiLMModelHandler
 from tests.beam.embed_checks import TWO_WORKERS
 from tests.beam.embed_checks import check_output
 from tests.beam.embed_checks import relative_error
@@ -48,7 +48,7 @@ def test_two_workers_give_embed_vectors_for_every_line(
     assert manifest["counts"]["shards"] == 3
     assert manifest["layers"] == "all" and manifest["dtype"] == "float32"
     assert (manifest["num_layers"], manifest["dim"]) == (3, 32)
-    from keras_elmo.export.embedding_runners import BiLMEmbedder
+    from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.models.bilm import BiLM
 
     options, weights = corpus["spec"]["options"], corpus["spec"]["weights"]
@@ -90,7 +90,9 @@ def test_without_apache_beam_the_command_names_the_extra(
     corpus, tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setitem(sys.modules, "apache_beam", None)  # import fails
-    for name in [m for m in sys.modules if m.startswith("keras_elmo.beam")]:
+    for name in [
+        m for m in sys.modules if m.startswith("keras_elmo.integrations.beam")
+    ]:
         monkeypatch.delitem(sys.modules, name)
     argv = ["embed", corpus["pattern"], str(tmp_path / "out")]
     assert main(argv + ["--runner", "DataflowRunner"]) == 2

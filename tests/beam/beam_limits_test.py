@@ -1,4 +1,5 @@
-"""What Beam 2.77 does not offer, which keras_elmo.beam works around:
+"""What Beam 2.77 does not offer, which keras_elmo.integrations.beam works
+around:
 `ModelHandler(max_batch_weight=...)` is passed by RunInference to
 `beam.BatchElements`, which has no such argument (docs/BEAM.md,
 "Upstream reports"); the handler cuts its model calls itself (by length,
@@ -9,10 +10,10 @@ import pytest
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import RunInference
 
-from keras_elmo.beam.model_handler import GATHER_BATCHES
-from keras_elmo.beam.model_handler import BiLMModelHandler
-from keras_elmo.beam.model_handler import model_calls
-from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
+from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
+from keras_elmo.integrations.beam.model_handler import GATHER_BATCHES
+from keras_elmo.integrations.beam.model_handler import BiLMModelHandler
+from keras_elmo.integrations.beam.model_handler import model_calls
 
 
 class _Lengths(ModelHandler):

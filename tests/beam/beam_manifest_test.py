@@ -9,7 +9,7 @@ pytestmark = pytest.mark.large
 
 
 def test_a_record_missing_from_the_shards_fails_the_manifest():
-    from keras_elmo.beam.write_embeddings import check_shard_counts
+    from keras_elmo.integrations.beam.write_embeddings import check_shard_counts
 
     counts = (306, 5000, 5000, 2, 1, 0)
     names = [f"embeddings-0000{i}-of-00002.tfrecord" for i in range(2)]
@@ -30,7 +30,7 @@ def test_shard_records_are_counted_from_their_frames(tmp_path):
     writes, and refuses a file cut inside a record."""
     import tensorflow as tf
 
-    from keras_elmo.beam.write_embeddings import count_frames
+    from keras_elmo.integrations.beam.write_embeddings import count_frames
 
     path = str(tmp_path / "shard.tfrecord")
     with tf.io.TFRecordWriter(path) as writer:
@@ -47,7 +47,7 @@ def test_shard_records_are_counted_from_their_frames(tmp_path):
 
 
 def test_workers_with_different_models_fail_the_manifest():
-    from keras_elmo.beam.write_embeddings import check_one_model
+    from keras_elmo.integrations.beam.write_embeddings import check_one_model
 
     one = '{"dim": 32, "model": "a"}'
     assert check_one_model([one, one]) == {"dim": 32, "model": "a"}
@@ -63,7 +63,7 @@ def test_shards_are_listed_from_the_file_system_not_the_sinks_output(
     sink emits their names past the end of the global window, and the
     BundleBasedDirectRunner let a side input read them as empty): only
     `embeddings-*-of-*.tfrecord` directly under the output, sorted."""
-    from keras_elmo.beam.write_embeddings import list_shards
+    from keras_elmo.integrations.beam.write_embeddings import list_shards
 
     names = ["embeddings-00001-of-00002.tfrecord"]
     names.append("embeddings-00000-of-00002.tfrecord")

@@ -16,13 +16,13 @@ import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from keras_elmo.beam import BiLMModelHandler
-from keras_elmo.beam import EmbedBatches
-from keras_elmo.beam import ReadSentences
-from keras_elmo.beam import WriteEmbeddings
-from keras_elmo.beam.local_runner import runner_for
-from keras_elmo.beam.model_handler import describe_spec
 from keras_elmo.cli.main import main
+from keras_elmo.integrations.beam import BiLMModelHandler
+from keras_elmo.integrations.beam import EmbedBatches
+from keras_elmo.integrations.beam import ReadSentences
+from keras_elmo.integrations.beam import WriteEmbeddings
+from keras_elmo.integrations.beam.local_runner import runner_for
+from keras_elmo.integrations.beam.model_handler import describe_spec
 from tests.beam.embed_checks import TWO_WORKERS
 from tests.beam.embed_checks import check_output
 from tests.beam.embed_checks import corpus_size

@@ -8,8 +8,8 @@ import os
 import h5py
 import numpy as np
 
-from keras_elmo.export.embedding_records import iter_records
-from keras_elmo.export.embedding_records import read_manifest
+from keras_elmo.embedding.embedding_records import iter_records
+from keras_elmo.embedding.embedding_records import read_manifest
 from tests.cpu_rounding import on_cpu
 
 TWO_WORKERS = [

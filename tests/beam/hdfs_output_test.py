@@ -17,7 +17,7 @@ import h5py
 import pytest
 
 from keras_elmo.cli.main import main
-from keras_elmo.export.embedding_records import iter_records
+from keras_elmo.embedding.embedding_records import iter_records
 from tests.beam.embed_checks import BATCH_ROUNDING
 from tests.beam.embed_checks import relative_error
 from tests.beam.webhdfs_stub import serve

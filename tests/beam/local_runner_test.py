@@ -1,6 +1,6 @@
 """`SizeFlushedFnApiRunner`: the multi-threaded local runner whose worker
 output streams flush by size only, so that Beam's timer flush cannot drop
-elements (`keras_elmo.beam.local_runner`).
+elements (`keras_elmo.integrations.beam.local_runner`).
 
 The race itself is timing-dependent; these tests check its cause instead,
 deterministically: which output streams the runner and its worker threads
@@ -17,8 +17,8 @@ from apache_beam.runners.worker import data_plane
 from apache_beam.testing.util import assert_that
 from apache_beam.testing.util import equal_to
 
-from keras_elmo.beam.local_runner import SizeFlushedFnApiRunner
-from keras_elmo.beam.local_runner import runner_for
+from keras_elmo.integrations.beam.local_runner import SizeFlushedFnApiRunner
+from keras_elmo.integrations.beam.local_runner import runner_for
 
 THREADS = ["--direct_num_workers=2", "--direct_running_mode=multi_threading"]
 

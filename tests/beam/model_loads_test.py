@@ -12,12 +12,12 @@ import threading
 
 import pytest
 
-from keras_elmo.beam import BiLMModelHandler
-from keras_elmo.beam import prepare_output_dir
-from keras_elmo.beam import run_embed_corpus
-from keras_elmo.beam.model_handler import describe_spec
-from keras_elmo.export.embedding_records import read_manifest
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.embedding_records import read_manifest
+from keras_elmo.embedding.model_spec import load_spec
+from keras_elmo.integrations.beam import BiLMModelHandler
+from keras_elmo.integrations.beam import prepare_output_dir
+from keras_elmo.integrations.beam import run_embed_corpus
+from keras_elmo.integrations.beam.model_handler import describe_spec
 from tests.beam.corpus import write_corpus
 
 pytestmark = pytest.mark.large

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from keras_elmo.cli.main import main
-from keras_elmo.export.embedding_records import iter_records
-from keras_elmo.export.embedding_records import read_manifest
+from keras_elmo.embedding.embedding_records import iter_records
+from keras_elmo.embedding.embedding_records import read_manifest
 from keras_elmo.presets.published import PublishedModel
 from keras_elmo.presets.published import register_preset
 from keras_elmo.presets.published import unregister_preset

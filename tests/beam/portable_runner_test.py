@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from keras_elmo.cli.main import main
-from keras_elmo.export.embedding_records import iter_records
-from keras_elmo.export.embedding_records import read_manifest
+from keras_elmo.embedding.embedding_records import iter_records
+from keras_elmo.embedding.embedding_records import read_manifest
 from tests.beam.corpus import real_lines
 
 pytestmark = pytest.mark.large

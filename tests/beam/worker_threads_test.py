@@ -10,13 +10,13 @@ import textwrap
 
 import pytest
 
-from keras_elmo.beam import BiLMModelHandler
-from keras_elmo.beam import prepare_output_dir
-from keras_elmo.beam import run_embed_corpus
-from keras_elmo.beam.model_handler import default_worker_threads
-from keras_elmo.beam.model_handler import describe_spec
-from keras_elmo.export.embedding_records import read_manifest
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.embedding_records import read_manifest
+from keras_elmo.embedding.model_spec import load_spec
+from keras_elmo.integrations.beam import BiLMModelHandler
+from keras_elmo.integrations.beam import prepare_output_dir
+from keras_elmo.integrations.beam import run_embed_corpus
+from keras_elmo.integrations.beam.model_handler import default_worker_threads
+from keras_elmo.integrations.beam.model_handler import describe_spec
 from keras_elmo.utils import thread_pools
 from tests.beam.corpus import write_corpus
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.models import bilm_warmup
+from keras_elmo.compat import simple_elmo
 from keras_elmo.models.bilm import elmo_layers
 from tests.benchmarks.scripts import BENCHMARKS
 from tests.benchmarks.scripts import REPO
@@ -48,8 +48,8 @@ def test_keras_elmo_workers(reference_weights, tmp_path):
     sentences_path = tmp_path / "s.json"
     sentences_path.write_text(json.dumps(SENTENCES))
     bilm = keras_elmo.BiLM.from_allennlp(options, weights)
-    stateful = bilm_warmup.embed_with_warmup(
-        bilm_warmup.stateful_copy(bilm), SENTENCES, batch_size=3
+    stateful = simple_elmo.embed_with_warmup(
+        simple_elmo.stateful_copy(bilm), SENTENCES, batch_size=3
     )
     for mode in (
         "stateless",

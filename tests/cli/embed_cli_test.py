@@ -12,9 +12,9 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.export import hdf5_embedding as embed_cli
-from keras_elmo.export.run_identity import bilm_identity
-from keras_elmo.export.run_identity import hdf5_run_record
+from keras_elmo.embedding import hdf5_output as embed_cli
+from keras_elmo.embedding.run_identity import bilm_identity
+from keras_elmo.embedding.run_identity import hdf5_run_record
 
 LINES = [
     "The cat sat on the mat .",

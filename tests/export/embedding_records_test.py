@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.export.embedding_records import decode_record
-from keras_elmo.export.embedding_records import encode_record
+from keras_elmo.embedding.embedding_records import decode_record
+from keras_elmo.embedding.embedding_records import encode_record
 
 
 def _vectors(shape, seed=0):

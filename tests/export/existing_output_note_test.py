@@ -12,7 +12,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.export import hdf5_embedding
+from keras_elmo.embedding import hdf5_output as hdf5_embedding
 from tests.conftest import tiny_bilm
 
 LINES = ["The cat sat on the mat .", "Hello", "", "naïve café"]

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from keras_elmo.export.length_batches import embed_in_length_order
-from keras_elmo.export.length_batches import length_order_batches
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.batching import length_order_batches
 
 
 def _recording_embed(calls):

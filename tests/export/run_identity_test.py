@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 
 import keras_elmo
-from keras_elmo.export import run_identity
-from keras_elmo.export import spec_identity
-from keras_elmo.export.embedding_runners import BiLMEmbedder
-from keras_elmo.export.embedding_runners import SavedModelEmbedder
+from keras_elmo.embedding import model_spec
+from keras_elmo.embedding import run_identity
+from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.runners import SavedModelEmbedder
 from tests.conftest import flip_last_byte
 from tests.conftest import tiny_bilm
 
@@ -132,7 +132,7 @@ def test_model_files_identity_digests_files_and_loads_nothing(
     monkeypatch.setattr(keras_elmo.BiLM, "from_allennlp", refuse)
     monkeypatch.setattr(keras_elmo.BiLM, "from_preset", refuse)
     options, weights = reference_weights("tiny")
-    pair = spec_identity.model_files_identity(
+    pair = model_spec.model_files_identity(
         {"options": options, "weights": weights}
     )
     assert pair == {
@@ -150,21 +150,21 @@ def test_model_files_identity_digests_files_and_loads_nothing(
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("<S>\n</S>\n<UNK>\nthe", encoding="utf-8")
     spec = {"model": str(folder), "vocab": str(vocab)}
-    assert spec_identity.model_files_identity(spec) == dict(
+    assert model_spec.model_files_identity(spec) == dict(
         pair, vocabulary=_sha256(vocab)
     )
     # One byte of the weights changed: another identity.
     flip_last_byte(folder / "weights.hdf5")
-    changed = spec_identity.model_files_identity({"model": str(folder)})
+    changed = model_spec.model_files_identity({"model": str(folder)})
     assert changed["weights"] != pair["weights"]
     assert changed["options"] == pair["options"]
     # The shipped preset by name: its own files, offline.
-    preset = spec_identity.model_files_identity({"preset": "elmo_small_en"})
+    preset = model_spec.model_files_identity({"preset": "elmo_small_en"})
     shipped = keras_elmo.presets.preset_dir("elmo_small_en")
     assert preset["kind"] == "files"
     assert preset["weights"] == _sha256(os.path.join(shipped, "weights.hdf5"))
-    assert spec_identity.model_files_identity({}) == preset  # the default
-    assert spec_identity.model_files_identity(
+    assert model_spec.model_files_identity({}) == preset  # the default
+    assert model_spec.model_files_identity(
         {"random_weights": "tiny", "seed": 3}
     ) == {
         "kind": "random_weights",
@@ -174,7 +174,7 @@ def test_model_files_identity_digests_files_and_loads_nothing(
     }
     # What would be downloaded is named, not fetched.
     url = "https://example.invalid/model/"
-    assert spec_identity.model_files_identity({"model": url}) == {
+    assert model_spec.model_files_identity({"model": url}) == {
         "kind": "source",
         "source": repr(url),
     }

@@ -4,7 +4,7 @@ bytes."""
 import json
 import random
 
-from keras_elmo.export.sentence_index import sentence_to_index_json
+from keras_elmo.embedding.hdf5_output import sentence_to_index_json
 
 
 def dict_json(path):

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.models import bilm_tf_replay
-from keras_elmo.models import bilm_warmup
+from keras_elmo.compat import simple_elmo
 from tests.models import simple_elmo_fixture as fixture
 
 TOLERANCE = 1e-5  # relative: max |diff| / max |reference|
@@ -24,7 +23,7 @@ TOLERANCE = 1e-5  # relative: max |diff| / max |reference|
 @pytest.fixture(scope="module", params=["tiny", "tiny_tanh", "small"])
 def stateful(request, reference_weights):
     bilm = keras_elmo.BiLM.from_allennlp(*reference_weights(request.param))
-    return bilm_warmup.stateful_copy(bilm)
+    return simple_elmo.stateful_copy(bilm)
 
 
 def _batches(sizes):
@@ -41,13 +40,13 @@ def _batches(sizes):
 def _through_the_bilm(bilm, batches, warmup):
     """The stateful BiLM's own outputs for the same sequence of calls."""
     bilm.reset_states()
-    run = bilm_warmup._stateful_runner(bilm)
+    run = simple_elmo._stateful_runner(bilm)
     run(warmup)
     return [run(batch) for batch in batches]
 
 
 def _through_the_replay(bilm, batches, warmup, rows):
-    replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=rows)
+    replay = simple_elmo.BilmTfReplay(bilm, max_batch_size=rows)
     add = bilm.get_layer("add_sentence_boundaries")
     outputs = []
     for batch in [warmup] + batches:
@@ -88,15 +87,15 @@ def test_run_batches_goes_through_the_replay_and_hands_on_its_states(
     stateful, monkeypatch
 ):
     calls = []
-    original = bilm_tf_replay.BilmTfReplay.__call__
+    original = simple_elmo.BilmTfReplay.__call__
 
     def counting(self, char_ids):
         calls.append(int(char_ids.shape[0]))
         return original(self, char_ids)
 
-    monkeypatch.setattr(bilm_tf_replay.BilmTfReplay, "__call__", counting)
+    monkeypatch.setattr(simple_elmo.BilmTfReplay, "__call__", counting)
     batches = _batches(SIZES)
-    outputs = bilm_warmup.run_batches(stateful, batches, warmup=True)
+    outputs = simple_elmo.run_batches(stateful, batches, warmup=True)
     assert calls == [4, 4, 2, 4]  # the warm-up batch, then every batch
     _, replayed = _through_the_replay(stateful, batches, batches[0], rows=4)
     for out, (embeddings, layers) in zip(outputs, replayed):
@@ -116,19 +115,19 @@ def test_run_batches_goes_through_the_replay_and_hands_on_its_states(
 
 def test_supports_only_what_bilm_tf_computes():
     config = keras_elmo.BiLMConfig.from_architecture("tiny")
-    assert bilm_tf_replay.supports(config)
+    assert simple_elmo.supports(config)
     unprojected = dataclasses.replace(config, lstm_units=config.projection_dim)
-    assert not bilm_tf_replay.supports(unprojected)
+    assert not simple_elmo.supports(unprojected)
 
 
 def test_an_unsupported_biLM_falls_back_to_its_own_stateful_path(
     reference_weights, monkeypatch
 ):
     bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
-    stateful = bilm_warmup.stateful_copy(bilm)
-    monkeypatch.setattr(bilm_tf_replay, "supports", lambda config: False)
+    stateful = simple_elmo.stateful_copy(bilm)
+    monkeypatch.setattr(simple_elmo, "supports", lambda config: False)
     batches = _batches(SIZES)
-    outputs = bilm_warmup.run_batches(stateful, batches, warmup=True)
+    outputs = simple_elmo.run_batches(stateful, batches, warmup=True)
     expected = _through_the_bilm(stateful, batches, batches[0])
     for out, ref in zip(outputs, expected):
         np.testing.assert_array_equal(
@@ -138,7 +137,7 @@ def test_an_unsupported_biLM_falls_back_to_its_own_stateful_path(
 
 def test_refuses_what_it_cannot_run(reference_weights):
     bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
-    replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=2)
+    replay = simple_elmo.BilmTfReplay(bilm, max_batch_size=2)
     ids = keras_elmo.batch_to_ids([["a"], ["b"], ["c"]])
     add = bilm.get_layer("add_sentence_boundaries")
     with pytest.raises(ValueError, match="max_batch_size=2 rows, got 3"):
@@ -147,30 +146,30 @@ def test_refuses_what_it_cannot_run(reference_weights):
         dataclasses.replace(bilm.config, lstm_units=bilm.config.projection_dim)
     )
     with pytest.raises(ValueError, match="projection_dim < lstm_units"):
-        bilm_tf_replay.BilmTfReplay(unprojected, max_batch_size=2)
+        simple_elmo.BilmTfReplay(unprojected, max_batch_size=2)
 
 
 def test_run_batches_reuses_one_replay_per_bilm_and_row_count(
     reference_weights, monkeypatch
 ):
     bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
-    stateful = bilm_warmup.stateful_copy(bilm)
+    stateful = simple_elmo.stateful_copy(bilm)
     built = []
-    original = bilm_tf_replay.BilmTfReplay.__init__
+    original = simple_elmo.BilmTfReplay.__init__
 
     def counting(self, bilm, max_batch_size):
         built.append(max_batch_size)
         original(self, bilm, max_batch_size)
 
-    monkeypatch.setattr(bilm_tf_replay.BilmTfReplay, "__init__", counting)
+    monkeypatch.setattr(simple_elmo.BilmTfReplay, "__init__", counting)
     batches = _batches(SIZES)
-    first = bilm_warmup.run_batches(stateful, batches, warmup=True)
-    again = bilm_warmup.run_batches(stateful, batches, warmup=True)
+    first = simple_elmo.run_batches(stateful, batches, warmup=True)
+    again = simple_elmo.run_batches(stateful, batches, warmup=True)
     assert built == [4]  # traced once, reused from zero states
     for a, b in zip(first, again):
         for key in a:
             np.testing.assert_array_equal(a[key], b[key])
-    bilm_warmup.run_batches(stateful, _batches((2, 2)), warmup=True)
+    simple_elmo.run_batches(stateful, _batches((2, 2)), warmup=True)
     assert built == [4, 2]  # other rows: other state variables
 
 
@@ -182,7 +181,7 @@ def test_many_replays_trace_once_each_without_retracing_warnings(
     batches = [_batches((n,))[0] for n in (1, 3, 2)]
     with caplog.at_level("WARNING"):
         for _ in range(3):
-            replay = bilm_tf_replay.BilmTfReplay(bilm, max_batch_size=3)
+            replay = simple_elmo.BilmTfReplay(bilm, max_batch_size=3)
             for batch in batches:
                 replay(add(keras_elmo.batch_to_ids(batch)))
     assert "retracing" not in caplog.text
@@ -193,9 +192,9 @@ def test_the_replay_cache_does_not_keep_a_bilm_alive(reference_weights):
     import weakref
 
     bilm = keras_elmo.BiLM.from_allennlp(*reference_weights("tiny"))
-    stateful = bilm_warmup.stateful_copy(bilm)
-    bilm_warmup.run_batches(stateful, _batches(SIZES), warmup=True)
-    assert stateful in bilm_warmup._replays
+    stateful = simple_elmo.stateful_copy(bilm)
+    simple_elmo.run_batches(stateful, _batches(SIZES), warmup=True)
+    assert stateful in simple_elmo._replays
     alive = weakref.ref(stateful)
     del stateful
     gc.collect()

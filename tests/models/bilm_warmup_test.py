@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.models import bilm_warmup
+from keras_elmo.compat import simple_elmo
 from keras_elmo.models.bilm import elmo_layers
 from tests.models import simple_elmo_fixture as fixture
 
@@ -23,7 +23,7 @@ def stateless(reference_weights):
 
 @pytest.fixture(scope="module")
 def stateful(stateless):
-    return bilm_warmup.stateful_copy(stateless)
+    return simple_elmo.stateful_copy(stateless)
 
 
 def _sentences():
@@ -53,7 +53,7 @@ def test_fixture_batch_size_is_the_one_recorded():
 @pytest.mark.parametrize("layers", ["all", "top", "average"])
 def test_stateful_after_the_same_warmup_equals_simple_elmo(stateful, layers):
     sentences = _sentences()
-    ours = bilm_warmup.embed_with_warmup(
+    ours = simple_elmo.embed_with_warmup(
         stateful, sentences, batch_size=fixture.BATCH_SIZE, warmup=True
     )
     reference = fixture.vectors()[f"vectors_{layers}"]
@@ -70,7 +70,7 @@ def test_stateful_after_the_same_warmup_equals_simple_elmo(stateful, layers):
 
 def test_no_warmup_equals_simple_elmo_warmup_false(stateful):
     sentences = _sentences()
-    ours = bilm_warmup.embed_with_warmup(
+    ours = simple_elmo.embed_with_warmup(
         stateful, sentences, batch_size=fixture.BATCH_SIZE, warmup=None
     )
     reference = fixture.vectors()["vectors_all_no_warmup"]
@@ -81,10 +81,10 @@ def test_no_warmup_equals_simple_elmo_warmup_false(stateful):
 
 def test_an_explicit_warmup_batch_is_the_first_batch_when_given_it(stateful):
     sentences = _sentences()
-    first = bilm_warmup.embed_with_warmup(
+    first = simple_elmo.embed_with_warmup(
         stateful, sentences, batch_size=4, warmup="first_batch"
     )
-    given = bilm_warmup.embed_with_warmup(
+    given = simple_elmo.embed_with_warmup(
         stateful, sentences, batch_size=4, warmup=sentences[:4]
     )
     for a, b in zip(first, given):
@@ -155,7 +155,7 @@ def test_sentence_vectors(stateful):
     `average` it includes layer-0 padding vectors / 3, equal to the
     masked mean only for the longest sentence of each batch."""
     sentences = _sentences()
-    ours = bilm_warmup.embed_with_warmup(
+    ours = simple_elmo.embed_with_warmup(
         stateful, sentences, batch_size=4, warmup=True
     )
     reference = fixture.vectors()
@@ -186,11 +186,11 @@ def test_sentence_vectors(stateful):
 
 
 def test_stateful_copy_keeps_the_weights_and_the_original(stateless):
-    copy = bilm_warmup.stateful_copy(stateless)
+    copy = simple_elmo.stateful_copy(stateless)
     assert copy.stateful and not stateless.stateful
     for a, b in zip(copy.get_weights(), stateless.get_weights()):
         np.testing.assert_array_equal(a, b)
-    assert bilm_warmup.stateful_copy(copy) is copy
+    assert simple_elmo.stateful_copy(copy) is copy
 
 
 @pytest.mark.parametrize(
@@ -198,13 +198,13 @@ def test_stateful_copy_keeps_the_weights_and_the_original(stateless):
 )
 def test_bad_warmup_names_the_argument(stateful, warmup):
     with pytest.raises(ValueError, match="`warmup`"):
-        bilm_warmup.embed_with_warmup(stateful, [["a"]], warmup=warmup)
+        simple_elmo.embed_with_warmup(stateful, [["a"]], warmup=warmup)
 
 
 def test_a_stateless_bilm_is_refused(stateless):
     with pytest.raises(ValueError, match="stateful=True"):
-        bilm_warmup.run_batches(stateless, [[["a"]]])
+        simple_elmo.run_batches(stateless, [[["a"]]])
     with pytest.raises(TypeError, match="`bilm`"):
-        bilm_warmup.stateful_copy("elmo")
+        simple_elmo.stateful_copy("elmo")
     with pytest.raises(ValueError, match="`batch_size`"):
-        bilm_warmup.embed_with_warmup(stateless, [["a"]], batch_size=0)
+        simple_elmo.embed_with_warmup(stateless, [["a"]], batch_size=0)

@@ -32,9 +32,13 @@ LAYERS = [
     "weights",
     "presets",
     "models",
+    "compat",
     "export",
+    "embedding",
     "training",
     "__init__",
+    "integrations",
+    # Deprecated aliases of integrations/beam and integrations/spark.
     "beam",
     "spark",
     "cli",
@@ -177,3 +181,24 @@ def test_readme_layout_map_follows_the_import_order():
     assert set(folders) <= set(LAYERS)
     ranks = [LAYERS.index(name) for name in folders]
     assert ranks == sorted(ranks), folders
+
+
+def test_only_the_embed_command_imports_beam_and_spark():
+    """Beam and Spark sit behind one boundary: the core never imports
+    them, only `keras-elmo embed`'s runners (and the deprecated
+    `keras_elmo.beam` / `keras_elmo.spark` aliases) do."""
+    allowed = {
+        "keras_elmo.cli._embed_beam",
+        "keras_elmo.cli._embed_spark",
+        "keras_elmo.beam",
+        "keras_elmo.spark",
+    }
+    importers = sorted(
+        {
+            source
+            for source, target, _, _ in _all_imports()
+            if target.startswith("keras_elmo.integrations")
+            and not source.startswith("keras_elmo.integrations")
+        }
+    )
+    assert set(importers) == allowed, importers

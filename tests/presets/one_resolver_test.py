@@ -46,7 +46,7 @@ def test_library_entry_points_call_the_resolver(spy, folder):
 
 def test_beam_handler_calls_the_resolver(spy, folder):
     pytest.importorskip("apache_beam")  # the `beam` extra
-    from keras_elmo.beam import BiLMModelHandler
+    from keras_elmo.integrations.beam import BiLMModelHandler
 
     BiLMModelHandler({"model": folder}).load_model()
     assert spy == [folder]

@@ -1,14 +1,15 @@
-"""The executor-side functions of keras_elmo.spark, without a cluster:
+"""The executor-side functions of keras_elmo.integrations.spark, without a
+cluster:
 Arrow batches in, the rows and batches the model sees, vectors out."""
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.spark import arrow_batches
-from keras_elmo.spark.text_lines import first_lines
-from keras_elmo.spark.text_lines import number_lines
+from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.integrations.spark import arrow_batches
+from keras_elmo.integrations.spark.text_lines import first_lines
+from keras_elmo.integrations.spark.text_lines import number_lines
 
 
 class FakeEmbedder:

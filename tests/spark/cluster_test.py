@@ -1,6 +1,7 @@
-"""keras_elmo.spark on a real standalone cluster: a master and 2 worker
+"""keras_elmo.integrations.spark on a real standalone cluster: a master and 2
+worker
 processes on 127.0.0.1 started from pyspark's own `bin/spark-class`
-(`keras_elmo.spark.LocalCluster`; needs Java 17+, which `.ci/run`
+(`keras_elmo.integrations.spark.LocalCluster`; needs Java 17+, which `.ci/run`
 installs). Every line is checked against in-process `keras-elmo embed`,
 and one worker is killed with SIGKILL in the middle of a run.
 
@@ -22,10 +23,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from keras_elmo.cli.main import main
-from keras_elmo.spark import LocalCluster
-from keras_elmo.spark import embed_dataframe
-from keras_elmo.spark import embed_text_file
-from keras_elmo.spark import read_manifest
+from keras_elmo.integrations.spark import LocalCluster
+from keras_elmo.integrations.spark import embed_dataframe
+from keras_elmo.integrations.spark import embed_text_file
+from keras_elmo.integrations.spark import read_manifest
 
 pytestmark = pytest.mark.large
 
@@ -165,10 +166,10 @@ def test_one_model_load_per_python_worker_across_tasks_and_jobs(
     spark, tmp_path
 ):
     """Two jobs of 6 tasks each on 2 workers of 1 core: each Python worker
-    loads the model once (`keras_elmo.spark.worker_model`) and Spark
-    reuses it for its later tasks, so there are fewer loads than tasks
-    and no process loads twice. (A load per task would cost a TensorFlow
-    import and a model load, seconds each, per task.)"""
+    loads the model once (`keras_elmo.integrations.spark.worker_model`) and
+    Spark reuses it for its later tasks, so there are fewer loads than tasks and
+    no process loads twice. (A load per task would cost a TensorFlow import and
+    a model load, seconds each, per task.)"""
     from tests.spark.counting_loader import counting_load
     from tests.spark.counting_loader import read_counts
 
@@ -202,7 +203,7 @@ def test_the_counts_check_reads_back_in_spark_default_splits(spark, tmp_path):
     of its output: `read_back` uses Spark's defaults (128 MiB, 4 MiB per
     file) in a session of its own, and the caller's session keeps its
     value."""
-    from keras_elmo.spark.output_counts import read_back
+    from keras_elmo.integrations.spark.output_counts import read_back
 
     session = spark.newSession()
     session.conf.set("spark.sql.files.maxPartitionBytes", "32768")
@@ -227,8 +228,8 @@ def _rows(spark, lines):
 
 
 def test_counts_check_counts_and_refuses_doubled_or_missing_lines(spark):
-    from keras_elmo.spark.output_counts import CountsMismatch
-    from keras_elmo.spark.output_counts import check_counts
+    from keras_elmo.integrations.spark.output_counts import CountsMismatch
+    from keras_elmo.integrations.spark.output_counts import check_counts
 
     counts, layout = check_counts(_rows(spark, range(6)), {"f": 6}, "top")
     assert counts == {"files": 1, "lines": 6, "tokens": 6, "blank_lines": 2}
@@ -249,8 +250,8 @@ def test_counts_check_spans_bitmap_buckets(spark):
     fails."""
     from pyspark.sql import functions as F
 
-    from keras_elmo.spark.output_counts import CountsMismatch
-    from keras_elmo.spark.output_counts import check_counts
+    from keras_elmo.integrations.spark.output_counts import CountsMismatch
+    from keras_elmo.integrations.spark.output_counts import check_counts
 
     def rows(lines):
         return spark.createDataFrame([(i,) for i in lines], "line long").select(
@@ -344,9 +345,9 @@ def test_input_splits_spread_a_small_file_over_every_core(spark, tmp_path):
     core, each under 256 KiB (a 1.2 MB file: 6 splits, where fixed 256
     KiB splits gave 5, the fifth alone on one core), a split size the
     session sets is kept, and the session's values come back afterwards."""
-    from keras_elmo.spark.input_splits import MAX_SPLIT_BYTES
-    from keras_elmo.spark.input_splits import SPLIT_CONF
-    from keras_elmo.spark.input_splits import compute_splits
+    from keras_elmo.integrations.spark.input_splits import MAX_SPLIT_BYTES
+    from keras_elmo.integrations.spark.input_splits import SPLIT_CONF
+    from keras_elmo.integrations.spark.input_splits import compute_splits
 
     session = spark.newSession()
     for key in ("spark.sql.files.minPartitionNum",) + tuple(

@@ -1,15 +1,15 @@
 """A model loader for the cluster tests that records where it runs.
 
-`keras_elmo.spark.embed_dataframe(..., loader=counting_load)` imports it
-on the executors (the tests put the repository on their `PYTHONPATH`).
-The spec's `count_to` folder receives `loads` (a process id per model
-load) and `calls` (`pid task_attempt` per model call), so a test can
-count loads per Python worker and the tasks each worker ran.
+`keras_elmo.integrations.spark.embed_dataframe(..., loader=counting_load)`
+imports it on the executors (the tests put the repository on their
+`PYTHONPATH`). The spec's `count_to` folder receives `loads` (a process id per
+model load) and `calls` (`pid task_attempt` per model call), so a test can count
+loads per Python worker and the tasks each worker ran.
 """
 
 import os
 
-from keras_elmo.export.model_spec import load_spec
+from keras_elmo.embedding.model_spec import load_spec
 
 
 def _append(path, text):

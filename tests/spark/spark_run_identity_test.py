@@ -13,9 +13,9 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.export.run_identity import RUN_ATTRIBUTE
-from keras_elmo.export.run_identity import hdf5_run_record
-from keras_elmo.export.run_identity import input_identity
+from keras_elmo.embedding.run_identity import RUN_ATTRIBUTE
+from keras_elmo.embedding.run_identity import hdf5_run_record
+from keras_elmo.embedding.run_identity import input_identity
 from tests.conftest import flip_last_byte
 
 pytestmark = pytest.mark.large

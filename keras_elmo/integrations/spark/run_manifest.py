@@ -1,10 +1,10 @@
 """What produced a Spark output: the `run` record of its manifest.
 
-The in-process journal's record (`keras_elmo.export.run_identity`),
+The in-process journal's record (`keras_elmo.embedding.run_identity`),
 taken on the driver without loading the model:
 
 - `model`: the digest of the model's files
-  (`spec_identity.model_files_identity`; a custom `loader`'s model is
+  (`model_spec.model_files_identity`; a custom `loader`'s model is
   `{"kind": "unverified"}`);
 - `input`: `{"files": {path: {size, mtime_ns, sha256}}}` of the files
   the input names (a file, a folder's visible files, or a glob), read on
@@ -22,10 +22,10 @@ refusal names what changed since the recorded run
 import glob
 import os
 
-from keras_elmo.export.run_identity import input_identity
-from keras_elmo.export.run_identity import run_record
-from keras_elmo.export.spec_identity import model_files_identity
-from keras_elmo.spark import hadoop_files
+from keras_elmo.embedding.model_spec import model_files_identity
+from keras_elmo.embedding.run_identity import input_identity
+from keras_elmo.embedding.run_identity import run_record
+from keras_elmo.integrations.spark import hadoop_files
 
 
 def _local_files(path):
@@ -60,8 +60,8 @@ def input_files(spark, input_path):
 
 def current_record(spark, input_path, model, loader, layers, dtype):
     """This run's record (`spark` may be None for a local input)."""
-    from keras_elmo.export.model_spec import load_spec
-    from keras_elmo.spark.worker_model import spec_of
+    from keras_elmo.embedding.model_spec import load_spec
+    from keras_elmo.integrations.spark.worker_model import spec_of
 
     if loader in (None, load_spec):
         identity = model_files_identity(spec_of(model))

@@ -159,7 +159,7 @@ class EmbedJournal:
                 model, input, settings or version (the message names
                 which), or is not a journal of this version.
         """
-        from keras_elmo.export.run_identity import changes
+        from keras_elmo.embedding.run_identity import changes
 
         if os.path.lexists(self.partial) and not resume:
             if not force:
@@ -299,7 +299,7 @@ class EmbedJournal:
         with the manifest's run record (`run_identity.RUN_ATTRIBUTE`)."""
         import h5py
 
-        from keras_elmo.export.run_identity import set_run_attribute
+        from keras_elmo.embedding.run_identity import set_run_attribute
 
         target = self.path(ASSEMBLED)
         if os.path.isfile(target):

@@ -1,25 +1,25 @@
 """What produced a Beam output: the `run` record of its manifest.
 
 The same record as the in-process journal's
-(`keras_elmo.export.run_identity.run_record`), put together from what
+(`keras_elmo.embedding.run_identity.run_record`), put together from what
 each machine knows, so the launcher loads no model:
 
 - `model`: the launcher's digest of the model's files
-  (`spec_identity.model_files_identity`: options + weights, or the
+  (`model_spec.model_files_identity`: options + weights, or the
   SavedModel's fingerprint, plus the token-cache vocabulary; a published
   name or a URL is recorded by name). The workers' digest of the model
   they loaded (`run_identity.bilm_identity` / `saved_model_identity`,
   as `embed` records it) is the manifest's `model_identity`;
 - `input`: `{"files": {path: {size, mtime_ns, sha256}}}`, each taken by
   the worker that read the file, from the bytes it read
-  (`keras_elmo.beam.pipeline`);
+  (`keras_elmo.integrations.beam.pipeline`);
 - `settings`: `layers` and `dtype` (the model's shapes are the
   manifest's `num_layers`, `dim`, `max_tokens`);
 - `version`: the keras_elmo version.
 
 A rerun over a finished output is refused unless forced
-(`keras_elmo.beam.output_dir`); its message names what changed since the
-recorded run (`current_record`, `run_identity.changes`), or says that
+(`keras_elmo.integrations.beam.output_dir`); its message names what changed
+since the recorded run (`current_record`, `run_identity.changes`), or says that
 nothing did.
 """
 
@@ -28,8 +28,8 @@ import hashlib
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from keras_elmo.export.run_identity import run_record
-from keras_elmo.export.spec_identity import model_files_identity
+from keras_elmo.embedding.model_spec import model_files_identity
+from keras_elmo.embedding.run_identity import run_record
 
 BLOCK = 1 << 20
 
@@ -55,8 +55,8 @@ def completed_record(header, model_identity, input_files):
 
 def file_identity(metadata):
     """`{size, mtime_ns, sha256}` of a matched file (`FileMetadata`), its
-    content read as `keras_elmo.beam.pipeline` reads it (decompressed
-    for `.gz`)."""
+    content read as `keras_elmo.integrations.beam.pipeline` reads it
+    (decompressed for `.gz`)."""
     digest = hashlib.sha256()
     with FileSystems.open(
         metadata.path,

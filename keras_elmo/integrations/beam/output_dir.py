@@ -8,8 +8,8 @@ next to new ones (a different shard count does not overwrite them all),
 so it is refused unless `force`, which deletes them first. Other files
 in the directory are left alone. When the directory holds a finished
 run, the refusal says what changed since that run (the model, an input
-file, a setting, the version: `keras_elmo.beam.run_manifest`), or that
-nothing did.
+file, a setting, the version: `keras_elmo.integrations.beam.run_manifest`), or
+that nothing did.
 """
 
 import glob
@@ -20,8 +20,8 @@ import os
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from keras_elmo.export.embedding_records import MANIFEST
-from keras_elmo.export.embedding_records import SHARD_PREFIX
+from keras_elmo.embedding.embedding_records import MANIFEST
+from keras_elmo.embedding.embedding_records import SHARD_PREFIX
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def _recorded_run(output_dir):
 
 def _since(output_dir, current):
     """What the refusal says about a finished run in `output_dir`."""
-    from keras_elmo.export.run_identity import finished_run_note
+    from keras_elmo.embedding.run_identity import finished_run_note
 
     if current is None:
         return ""
@@ -86,8 +86,8 @@ def prepare_output_dir(output_dir, force=False, current=None):
         output_dir: str. The output directory (any Beam file system).
         force: bool. Delete an earlier run's files.
         current: callable or None. Returns this run's record
-            (`keras_elmo.beam.run_manifest.current_record`); called only
-            to compare with a finished run found in `output_dir`, for the
+            (`keras_elmo.integrations.beam.run_manifest.current_record`); called
+            only to compare with a finished run found in `output_dir`, for the
             refusal's message.
 
     Raises:

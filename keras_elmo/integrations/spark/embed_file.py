@@ -11,39 +11,38 @@ A folder OUTPUT receives a Parquet dataset, one row per input line:
 | `shape` | array<int> | `(L + 1, m, 2P)` or `(m, 2P)` |
 | `vectors` | binary | the array, little-endian `float32` / `float16` |
 
-then, after the counts check (`keras_elmo.spark.output_counts`), the
-manifest `_manifest.json` (`MANIFEST`; Spark and pyarrow skip `_` files
-when they read the folder): options, model, counts, and `run`, what
-produced it (`keras_elmo.spark.run_manifest`: the model's file digests,
-each input file's size, mtime and sha256, the settings, the version).
-The manifest is written last: a folder without it is not a finished
-run. A rerun over a finished folder is refused unless `force`, naming
-what changed since the recorded run. Spark's file
-commit protocol keeps one attempt's output per task, so a task re-run
-after a lost executor is written once.
+then, after the counts check (`keras_elmo.integrations.spark.output_counts`),
+the manifest `_manifest.json` (`MANIFEST`; Spark and pyarrow skip `_` files when
+they read the folder): options, model, counts, and `run`, what produced it
+(`keras_elmo.integrations.spark.run_manifest`: the model's file digests, each
+input file's size, mtime and sha256, the settings, the version). The manifest is
+written last: a folder without it is not a finished run. A rerun over a finished
+folder is refused unless `force`, naming what changed since the recorded run.
+Spark's file commit protocol keeps one attempt's output per task, so a task
+re-run after a lost executor is written once.
 
 The input is read in splits sized for the model's compute, not for
-reading (`keras_elmo.spark.input_splits`): every core gets work, even
-from one small file, unless the session sets its own split sizes.
+reading (`keras_elmo.integrations.spark.input_splits`): every core gets work,
+even from one small file, unless the session sets its own split sizes.
 
 An `.hdf5` (or `.h5`) OUTPUT gets the `allennlp elmo` layout that
-`keras-elmo embed` writes (`keras_elmo.spark.hdf5_gather`), for corpora
-that fit one file on the driver.
+`keras-elmo embed` writes (`keras_elmo.integrations.spark.hdf5_gather`), for
+corpora that fit one file on the driver.
 """
 
 import json
 import logging
 
-from keras_elmo.export.run_identity import finished_run_note
-from keras_elmo.spark import hadoop_files
-from keras_elmo.spark.dataframe import check_options
-from keras_elmo.spark.dataframe import map_embed
-from keras_elmo.spark.input_splits import compute_splits
-from keras_elmo.spark.output_counts import check_counts
-from keras_elmo.spark.output_counts import read_back
-from keras_elmo.spark.run_manifest import current_record
-from keras_elmo.spark.text_lines import lines_fields
-from keras_elmo.spark.text_lines import read_lines
+from keras_elmo.embedding.run_identity import finished_run_note
+from keras_elmo.integrations.spark import hadoop_files
+from keras_elmo.integrations.spark.dataframe import check_options
+from keras_elmo.integrations.spark.dataframe import map_embed
+from keras_elmo.integrations.spark.input_splits import compute_splits
+from keras_elmo.integrations.spark.output_counts import check_counts
+from keras_elmo.integrations.spark.output_counts import read_back
+from keras_elmo.integrations.spark.run_manifest import current_record
+from keras_elmo.integrations.spark.text_lines import lines_fields
+from keras_elmo.integrations.spark.text_lines import read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -93,14 +92,15 @@ def embed_text_file(
         output: str. A folder (Parquet dataset + manifest), or a local
             `.hdf5` file (one input file; float32).
         model, layers, batch_size, dtype, loader: as
-            `keras_elmo.spark.embed_dataframe`.
+            `keras_elmo.integrations.spark.embed_dataframe`.
         force: bool. Replace an existing output.
         description: str or None. The model, for the manifest.
 
     Raises:
         FileExistsError: `output` exists and not `force` (for a finished
             folder, the message names what changed since its run).
-        keras_elmo.spark.output_counts.CountsMismatch: the output lost or
+        keras_elmo.integrations.spark.output_counts.CountsMismatch: the output
+        lost or
             doubled a line (no manifest, no HDF5 file).
     """
     check_options(layers, batch_size, dtype)
@@ -119,7 +119,7 @@ def embed_text_file(
         "columns": list(COLUMNS),
     }
     if output.endswith(HDF5_SUFFIXES):
-        from keras_elmo.spark.hdf5_gather import gather_hdf5
+        from keras_elmo.integrations.spark.hdf5_gather import gather_hdf5
 
         if dtype != "float32":
             raise ValueError(

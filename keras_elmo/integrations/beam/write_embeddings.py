@@ -16,7 +16,7 @@ embedded line, that (from `embed_corpus`) every line read was embedded,
 and that every worker loaded the same model: a record lost anywhere on
 the way fails the pipeline instead of leaving a silently short output.
 It records what produced the output as `run`
-(`keras_elmo.beam.run_manifest`: the model, each input file's size,
+(`keras_elmo.integrations.beam.run_manifest`: the model, each input file's size,
 mtime and sha256, the settings, the package version).
 """
 
@@ -28,14 +28,14 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.tfrecordio import WriteToTFRecord
 
-from keras_elmo.beam.run_manifest import completed_record
-from keras_elmo.export.embed_lines import is_utf8
-from keras_elmo.export.embedding_records import COUNTS
-from keras_elmo.export.embedding_records import FORMAT
-from keras_elmo.export.embedding_records import MANIFEST
-from keras_elmo.export.embedding_records import SHARD_PREFIX
-from keras_elmo.export.embedding_records import SHARD_SUFFIX
-from keras_elmo.export.embedding_records import encode_record
+from keras_elmo.embedding.embed_lines import is_utf8
+from keras_elmo.embedding.embedding_records import COUNTS
+from keras_elmo.embedding.embedding_records import FORMAT
+from keras_elmo.embedding.embedding_records import MANIFEST
+from keras_elmo.embedding.embedding_records import SHARD_PREFIX
+from keras_elmo.embedding.embedding_records import SHARD_SUFFIX
+from keras_elmo.embedding.embedding_records import encode_record
+from keras_elmo.integrations.beam.run_manifest import completed_record
 
 SHARD_TEMPLATE = "-SSSSS-of-NNNNN"
 FRAME_HEADER = 12  # uint64 length + masked CRC-32C of the length
@@ -139,8 +139,8 @@ def check_shard_counts(counts, written, lines_read=None):
 
 def check_one_model(model_ids):
     """The manifest entries of the one model every worker loaded (JSON
-    `model_id`s of `keras_elmo.beam.model_handler.model_facts`); none
-    for an empty input.
+    `model_id`s of `keras_elmo.integrations.beam.model_handler.model_facts`);
+    none for an empty input.
 
     Raises:
         RuntimeError: workers loaded different models.

@@ -19,7 +19,7 @@ input file, are never mixed in one output.
   `{"files": {path: identity}}`, compared file by file;
 - the model a spec names, from its files alone, for a process that
   must not load it (a Beam launcher, a Spark driver):
-  `keras_elmo.export.spec_identity.model_files_identity`.
+  `keras_elmo.embedding.model_spec.model_files_identity`.
 
 A finished HDF5 output (`embed`'s, a Spark run's `.hdf5`, or one
 `embed-records` made of Beam shards) keeps its record as the JSON

@@ -1,9 +1,9 @@
 """Sentence embeddings as TFRecord shards of `tf.train.Example`, a manifest,
 and the converter to the `allennlp elmo` HDF5 layout.
 
-Written by `keras-elmo embed --runner` (`keras_elmo.beam`), one record per
-input line, readable by anything that reads TFRecord (`tf.data`, Spark's
-`spark-tfrecord`, `tfx_bsl`, Beam's `ReadFromTFRecord`). Features:
+Written by `keras-elmo embed --runner` (`keras_elmo.integrations.beam`), one
+record per input line, readable by anything that reads TFRecord (`tf.data`,
+Spark's `spark-tfrecord`, `tfx_bsl`, Beam's `ReadFromTFRecord`). Features:
 
 - `file`: bytes [1]. The input file the line came from (its path as the
   runner matched it);
@@ -166,7 +166,7 @@ def records_to_hdf5(output_dir, hdf5_path, force=False):
     """
     import h5py
 
-    from keras_elmo.export.run_identity import set_run_attribute
+    from keras_elmo.embedding.run_identity import set_run_attribute
 
     if os.path.exists(hdf5_path) and not force:
         raise FileExistsError(

@@ -20,21 +20,21 @@ sentence's vectors do not depend on what else is embedded with it.
 `warmup=` (opt-in, BiLMs only) reproduces simple_elmo / bilm-tf instead:
 a stateful copy of the biLM, the sentences in input order in batches of
 `batch_size` (simple_elmo's `max_batch_size`), states carried from batch
-to batch after a warm-up batch (`keras_elmo.models.bilm_warmup`), run
-with bilm-tf's own sequence of TensorFlow ops (`bilm_tf_replay`): the
+to batch after a warm-up batch (`keras_elmo.compat.simple_elmo`), run
+with bilm-tf's own sequence of TensorFlow ops (`BilmTfReplay`): the
 same float32 values as simple_elmo on the same machine.
 """
 
 import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.export import hdf5_embedding
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embedding_runners import BiLMEmbedder
-from keras_elmo.export.embedding_runners import runner_for
-from keras_elmo.export.length_batches import embed_in_length_order
-from keras_elmo.models import bilm_warmup
+from keras_elmo.compat import simple_elmo as bilm_warmup
+from keras_elmo.embedding import hdf5_output as hdf5_embedding
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.runners import runner_for
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.utils.validation import check_positive_int
 
@@ -45,7 +45,7 @@ class Embedder:
 
     Args:
         model: a `keras_elmo.BiLM`, an `ElmoLayer` (its biLM is used), or
-            a runner from `keras_elmo.export.embedding_runners`.
+            a runner from `keras_elmo.embedding.runners`.
         batch_size: int. Sentences per batch (default 64).
         vocabulary: None, a list of tokens or a bilm-tf vocabulary file:
             these tokens' char-CNN embeddings are computed once and looked
@@ -54,7 +54,7 @@ class Embedder:
         warmup: None (default: stateless), True / `"first_batch"`, or a
             list of token lists: carry LSTM states across batches after
             that warm-up batch, as simple_elmo's `get_elmo_vectors(...,
-            warmup=True)` does (`keras_elmo.models.bilm_warmup`); False:
+            warmup=True)` does (`keras_elmo.compat.simple_elmo`); False:
             carry states without a warm-up (its `warmup=False`). Gives
             simple_elmo 0.9.2's vectors (bit for bit on the same machine
             and TensorFlow build, for bilm-tf architectures) when
@@ -176,7 +176,7 @@ class Embedder:
             layers: `"all"` -> `[L + 1, n, 2P]`, layer 0 first; `"top"` or
                 `"average"` -> `[n, 2P]`.
         """
-        _check_layers(layers)
+        check_layers(layers)
         token_lists = _token_lists(sentences)
         if self._stateful is not None:
             vectors = bilm_warmup.embed_with_warmup(
@@ -238,7 +238,7 @@ class Embedder:
         progress=False,
     ):
         """Embeds a text file, one sentence per line, into an HDF5 file in
-        the `allennlp elmo` layout (`keras_elmo.export.hdf5_embedding`);
+        the `allennlp elmo` layout (`keras_elmo.embedding.hdf5_output`);
         returns the number of lines."""
         if self._stateful is not None:
             raise ValueError(
@@ -277,14 +277,6 @@ def _check_no_vocabulary(vocabulary):
         raise ValueError(
             "`warmup` and `vocabulary` cannot be combined: the token cache "
             "runs the stateless biLM."
-        )
-
-
-def _check_layers(layers):
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
         )
 
 

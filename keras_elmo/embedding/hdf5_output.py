@@ -9,19 +9,19 @@ plus `sentence_to_index`, a 1-element string dataset holding the JSON
 `{sentence: "i"}` (a repeated sentence maps to its last line); the root
 attribute `keras_elmo_run` holds the run record (`run_identity`: model,
 input, settings, version) as JSON. Lines are
-read as `keras_elmo.export.embed_lines` defines (BOM dropped, stripped,
+read as `keras_elmo.embedding.embed_lines` defines (BOM dropped, stripped,
 `str.split()`); a blank line gives an empty dataset.
 
 The input is read in chunks of `CHUNK_BATCHES * batch_size` lines, each
 sorted by length into batches (less padding) and written back in line
 order, so memory does not grow with the file. Each finished chunk is
 committed to the journal folder `OUTPUT.partial/`
-(`keras_elmo.export.embed_journal`: a file fsynced then renamed), and at
+(`keras_elmo.embedding.journal`: a file fsynced then renamed), and at
 the end the chunks are assembled into the HDF5 file that is renamed onto
 OUTPUT. A kill at any instant loses at most the chunk in flight, and
 `resume=True` continues from the committed chunks, after checking that
 the model, the input's content, the settings and the package version
-are those of the interrupted run (`keras_elmo.export.run_identity`; a
+are those of the interrupted run (`keras_elmo.embedding.run_identity`; a
 mismatch is refused, naming what changed). docs/CRASH_SAFETY.md states
 the guarantee. OUTPUT is never overwritten unless `force=True`; an
 OUTPUT that is a folder is refused before any work. A full disk, a file
@@ -30,20 +30,33 @@ naming OUTPUT.partial; OUTPUT is unchanged and a resumed run continues.
 
 `keras-elmo embed`, `keras_elmo.Embedder.embed_file` and the benchmarks
 all call this one function.
+
+`sentence_to_index` is written in little memory (`sentence_to_index_json`):
+AllenNLP builds `{sentence: str(line)}` with a dict, so a repeated
+sentence keeps its first position in the JSON object and takes the index
+of its last line. The same JSON bytes come from two passes over the
+file: the first keeps a 16-byte digest per line (not the text), the
+second streams the JSON. Memory is the JSON itself (which the format
+stores as one string) plus about 40 bytes per line, instead of a dict of
+every sentence.
 """
 
 import contextlib
 import hashlib
+import io
+import json
 import os
 import sys
 
-from keras_elmo.export import embed_journal
-from keras_elmo.export import run_identity
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.export.length_batches import embed_in_length_order
-from keras_elmo.export.sentence_index import sentence_to_index_json
+import numpy as np
+
+from keras_elmo.embedding import journal as embed_journal
+from keras_elmo.embedding import run_identity
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.embed_lines import sentence_text
+from keras_elmo.embedding.embed_lines import sentence_tokens
 from keras_elmo.utils import write_faults
 from keras_elmo.utils.validation import check_positive_int
 
@@ -128,7 +141,7 @@ def embed_file(
     """Embeds `input_path` into `output_path`; returns the line count.
 
     Args:
-        embedder: a runner (`keras_elmo.export.embedding_runners`) or a
+        embedder: a runner (`keras_elmo.embedding.runners`) or a
             `keras_elmo.Embedder`: called on a list of token lists (bytes),
             it returns one `[L + 1, n, 2P]` array per sentence, and has
             `num_layers`, `output_dim`, `max_tokens` and `identity` (a
@@ -148,11 +161,7 @@ def embed_file(
         write_faults.WriteFailed: the disk filled up (or similar); what was
             written so far stays in `OUTPUT.partial` for `resume=True`.
     """
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
-        )
+    check_layers(layers)
     check_positive_int("batch_size", batch_size)
     embed_journal.remove_trash(output_path)
     check_paths(
@@ -295,3 +304,55 @@ def _embed_batches(embedder, todo, mode, batch_size, out, sort=False):
         sort=sort,
     )
     out.update(zip((index for index, _ in todo), vectors))
+
+
+def read_sentences(path):
+    """Yields each line of `path`, stripped, as `keras-elmo embed` reads it
+    (a UTF-8 byte-order mark at the start of a line dropped)."""
+    with open(
+        path, encoding="utf-8", errors="surrogateescape", newline="\n"
+    ) as f:
+        for line in f:
+            yield sentence_text(line)
+
+
+def _digest(sentence):
+    data = sentence.encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def sentence_to_index_json(path):
+    """The JSON bytes of `{sentence: "index"}` for the lines of `path`.
+
+    Equal to `json.dumps(d).encode()` where `d[line.strip()] = str(i)` is
+    filled in line order.
+    """
+    digests = bytearray()
+    for sentence in read_sentences(path):
+        digests += _digest(sentence)
+    count = len(digests) // 16
+    if count == 0:
+        return b"{}"
+    keys = np.frombuffer(bytes(digests), dtype=np.uint64).reshape(count, 2)
+    del digests
+    _, first, inverse = np.unique(
+        keys, axis=0, return_index=True, return_inverse=True
+    )
+    _, last_reversed = np.unique(keys[::-1], axis=0, return_index=True)
+    del keys
+    last = count - 1 - last_reversed  # both sorted by the same unique keys
+    inverse = inverse.reshape(-1)
+    is_first = np.zeros(count, bool)
+    is_first[first] = True
+    out = io.BytesIO()
+    out.write(b"{")
+    separator = b""
+    for line, sentence in enumerate(read_sentences(path)):
+        if not is_first[line]:
+            continue
+        value = int(last[inverse[line]])
+        key = json.dumps(sentence).encode("ascii")
+        out.write(separator + key + b": " + f'"{value}"'.encode())
+        separator = b", "
+    out.write(b"}")
+    return out.getvalue()

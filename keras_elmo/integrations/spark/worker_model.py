@@ -56,7 +56,7 @@ def cached_embedder(loader, spec):
 
 
 def spec_of(model):
-    """The model spec (`keras_elmo.export.model_spec`) of `model`: a spec
+    """The model spec (`keras_elmo.embedding.model_spec`) of `model`: a spec
     dict as given, else any source `resolve_model` accepts (a preset
     name, a folder, a `.zip`, a URL, `hf://`, a SavedModel, a `.keras`
     file) as `{"model": model}`."""

@@ -35,7 +35,7 @@ as three jobs, 0.8-1.0 s of a 5.3 s run on 2,000 lines, against
 0.3-0.4 s). A line found twice is then looked up for the error message.
 """
 
-from keras_elmo.export.embed_lines import LAYER_MODES
+from keras_elmo.embedding.embed_lines import check_layers
 
 # Spark's own defaults (128 MiB splits, 4 MiB per file opened): a task
 # per large slice of the output, whatever the run set for its input.
@@ -115,8 +115,7 @@ def check_counts(rows, totals, layers):
     """
     from pyspark.sql import functions as F
 
-    if layers not in LAYER_MODES:
-        raise ValueError(f"Unknown layers {layers!r}.")
+    check_layers(layers)
     per_bucket = (
         rows.groupBy("file", F.bitmap_bucket_number("line").alias("bucket"))
         .agg(

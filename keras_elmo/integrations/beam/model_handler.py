@@ -7,11 +7,11 @@ Why a model handler of ours rather than Beam's
   model once; sentences have different lengths, so they would need padding
   before and per-sentence un-padding after, outside the handler, with the
   lengths carried alongside. Our runners
-  (`keras_elmo.export.embedding_runners`) take a list of token lists, pad
+  (`keras_elmo.embedding.runners`) take a list of token lists, pad
   in graph and return one `[L + 1, n, 2P]` array per sentence;
 - they load a SavedModel or a `tf.keras` model by path; we load every
   source `resolve_model` accepts, through the same spec and resolver as
-  in-process `keras-elmo embed` (`keras_elmo.export.model_spec.load_spec`),
+  in-process `keras-elmo embed` (`keras_elmo.embedding.model_spec.load_spec`),
   so a worker computes the vectors the command computes;
 - the model outputs are several (`word_emb`, `lstm_outputs1..L`), reduced
   per sentence to what is stored (`all`, `top`, `average`).
@@ -27,7 +27,7 @@ longer sentence is a call of its own). Two ways to form Beam's batches
   a bundle per batch (`min_batch_size = max_batch_size`; only a bundle's
   last batch is smaller), Beam's plain per-bundle `BatchElements`, sorted
   inside as `keras-elmo embed` sorts each chunk of `CHUNK_BATCHES *
-  batch_size` lines (`keras_elmo.export.hdf5_embedding`);
+  batch_size` lines (`keras_elmo.embedding.hdf5_output`);
 - `"length-keys"`: Beam's length-aware `BatchElements`
   (`batch_length_fn`, `batch_bucket_boundaries=BUCKET_BOUNDARIES`,
   `max_batch_duration_secs=BUFFER_SECONDS`), which keys each sentence by
@@ -53,7 +53,7 @@ worker process, and CPU inference then runs in every process.
 What the workers loaded reaches the manifest through each prediction's
 `model_id`: a JSON object of `num_layers`, `dim`, `max_tokens`, the
 model's description and its digest (`model_identity`,
-`keras_elmo.export.run_identity`). The manifest is written only if every
+`keras_elmo.embedding.run_identity`). The manifest is written only if every
 worker reported the same one.
 """
 
@@ -63,15 +63,15 @@ from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embedding_records import DTYPES
-from keras_elmo.export.hdf5_embedding import CHUNK_BATCHES
-from keras_elmo.export.length_batches import BATCHINGS
-from keras_elmo.export.length_batches import length_order_batches
-from keras_elmo.export.model_spec import check_spec
-from keras_elmo.export.model_spec import load_spec
-from keras_elmo.export.model_spec import source_of
+from keras_elmo.embedding.batching import BATCHINGS
+from keras_elmo.embedding.batching import length_order_batches
+from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.embedding_records import DTYPES
+from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
+from keras_elmo.embedding.model_spec import check_spec
+from keras_elmo.embedding.model_spec import load_spec
+from keras_elmo.embedding.model_spec import source_of
 from keras_elmo.utils.thread_pools import available_cores
 from keras_elmo.utils.thread_pools import size_tensorflow_threads
 from keras_elmo.utils.thread_pools import threads_per_worker
@@ -161,7 +161,7 @@ class BiLMModelHandler(ModelHandler):
     Args:
         spec: dict. The model, as `keras-elmo embed`'s arguments name it:
             keys among `model`, `options` + `weights`, `preset`, `seed`,
-            `vocab`, `random_weights` (`keras_elmo.export.model_spec`).
+            `vocab`, `random_weights` (`keras_elmo.embedding.model_spec`).
             Paths must be readable on the workers.
         layers: str. What is stored per sentence: `"all"` (`[L + 1, m,
             2P]`), `"top"` or `"average"` (`[m, 2P]`).
@@ -178,7 +178,7 @@ class BiLMModelHandler(ModelHandler):
             local runs.
         loader: callable `spec -> (embedder, description)`, a module-level
             function (Beam ships it by reference): by default
-            `keras_elmo.export.model_spec.load_spec`.
+            `keras_elmo.embedding.model_spec.load_spec`.
         batching: str. How Beam forms batches: `"bundles"` (sorted
             batches of `GATHER_BATCHES * batch_size` sentences of a
             bundle) or `"length-keys"` (Beam's stateful length buckets).
@@ -205,11 +205,7 @@ class BiLMModelHandler(ModelHandler):
         batching="bundles",
     ):
         check_spec(spec)
-        if layers not in LAYER_MODES:
-            raise ValueError(
-                "Received an invalid value for argument `layers`, expected "
-                f"one of {LAYER_MODES}, got {layers!r}."
-            )
+        check_layers(layers)
         if dtype not in DTYPES:
             raise ValueError(
                 "Received an invalid value for argument `dtype`, expected "

@@ -1,8 +1,8 @@
 """How `keras-elmo embed` reads a line and what it writes for it.
 
 One definition shared by the in-process command (`keras_elmo.cli.embed`)
-and the Beam pipeline (`keras_elmo.beam`), so both give a line the same
-tokens and the same output array:
+and the Beam pipeline (`keras_elmo.integrations.beam`), so both give a line the
+same tokens and the same output array:
 
 - a line ends at `\\n` (nothing else ends it); its bytes are decoded as
   UTF-8 with `surrogateescape`, so a line that is not valid UTF-8 is kept
@@ -57,7 +57,16 @@ def select_layers(layers, mode):
         return layers[-1]
     if mode == "average":
         return layers.mean(axis=0)
-    raise ValueError(
-        f"Received an invalid value for argument `mode`, expected one of "
-        f"{LAYER_MODES}, got {mode!r}."
-    )
+    check_layers(mode, name="mode")
+
+
+def check_layers(layers, name="layers"):
+    """Raises a `ValueError` unless `layers` is one of `LAYER_MODES`; the
+    message names the argument `name`, the modes and the value received.
+    The one check of every embedding entry point (the `Embedder`, the
+    HDF5 writer, Beam and Spark)."""
+    if layers not in LAYER_MODES:
+        raise ValueError(
+            f"Received an invalid value for argument `{name}`, expected one "
+            f"of {LAYER_MODES}, got {layers!r}."
+        )

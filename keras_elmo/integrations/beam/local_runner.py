@@ -13,8 +13,9 @@ that the writing thread does not take. Whatever is written between the
 two calls is sent nowhere: elements are silently dropped
 (`python tools/beam_flush_race.py` shows it in seconds). In `keras-elmo
 embed --runner FnApiRunner` with 2 threads, an occasional run lost a
-sentence or two; the count checks of `keras_elmo.beam.write_embeddings`
-caught every one and refused to write the manifest.
+sentence or two; the count checks of
+`keras_elmo.integrations.beam.write_embeddings` caught every one and refused to
+write the manifest.
 
 `SizeFlushedFnApiRunner` runs the pipeline with every such stream
 flushed by size only (`data_buffer_time_limit_ms=-1`, which makes Beam

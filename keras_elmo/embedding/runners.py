@@ -11,9 +11,9 @@ import logging
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.embedding.run_identity import bilm_identity
+from keras_elmo.embedding.run_identity import saved_model_identity
 from keras_elmo.export import signatures as sig
-from keras_elmo.export.run_identity import bilm_identity
-from keras_elmo.export.run_identity import saved_model_identity
 from keras_elmo.export.saved_model_check import check_saved_model
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.loading import load_bilm_or_elmo_layer
@@ -77,7 +77,7 @@ class BiLMEmbedder:
     @property
     def identity(self):
         """The digests of the biLM's options, weights and cache vocabulary
-        (`keras_elmo.export.run_identity.bilm_identity`), computed once."""
+        (`keras_elmo.embedding.run_identity.bilm_identity`), computed once."""
         if self._identity is None:
             self._identity = bilm_identity(self.bilm, self.vocabulary)
         return self._identity
@@ -145,7 +145,7 @@ class SavedModelEmbedder:
     @property
     def identity(self):
         """The SavedModel's fingerprint
-        (`keras_elmo.export.run_identity.saved_model_identity`)."""
+        (`keras_elmo.embedding.run_identity.saved_model_identity`)."""
         if self._identity is None:
             self._identity = saved_model_identity(self.path)
         return self._identity

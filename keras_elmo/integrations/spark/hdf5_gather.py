@@ -28,8 +28,8 @@ import os
 
 import numpy as np
 
-from keras_elmo.spark import hadoop_files
-from keras_elmo.spark.output_counts import CountsMismatch
+from keras_elmo.integrations.spark import hadoop_files
+from keras_elmo.integrations.spark.output_counts import CountsMismatch
 
 PARTIAL_SUFFIX = ".partial"
 SENTENCE_TO_INDEX = "sentence_to_index"
@@ -53,8 +53,8 @@ def gather_hdf5(rows, totals, input_path, output, layers, header):
     import h5py
     from pyspark import StorageLevel
 
-    from keras_elmo.export.run_identity import set_run_attribute
-    from keras_elmo.export.sentence_index import sentence_to_index_json
+    from keras_elmo.embedding.hdf5_output import sentence_to_index_json
+    from keras_elmo.embedding.run_identity import set_run_attribute
 
     if len(totals) > 1:
         raise ValueError(

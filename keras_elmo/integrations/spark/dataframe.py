@@ -2,13 +2,13 @@
 
 import functools
 
-from keras_elmo.export.embed_lines import LAYER_MODES
-from keras_elmo.export.model_spec import load_spec
-from keras_elmo.spark.arrow_batches import DTYPES
-from keras_elmo.spark.arrow_batches import OUTPUT_FIELDS
-from keras_elmo.spark.arrow_batches import embed_record_batches
-from keras_elmo.spark.worker_model import cached_embedder
-from keras_elmo.spark.worker_model import spec_of
+from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.model_spec import load_spec
+from keras_elmo.integrations.spark.arrow_batches import DTYPES
+from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
+from keras_elmo.integrations.spark.arrow_batches import embed_record_batches
+from keras_elmo.integrations.spark.worker_model import cached_embedder
+from keras_elmo.integrations.spark.worker_model import spec_of
 from keras_elmo.utils.validation import check_positive_int
 
 
@@ -33,11 +33,7 @@ def _map_batches(
 
 def check_options(layers, batch_size, dtype):
     """Raises a `ValueError` naming the first invalid option."""
-    if layers not in LAYER_MODES:
-        raise ValueError(
-            "Received an invalid value for argument `layers`, expected one "
-            f"of {LAYER_MODES}, got {layers!r}."
-        )
+    check_layers(layers)
     check_positive_int("batch_size", batch_size)
     if dtype not in DTYPES:
         raise ValueError(
@@ -58,10 +54,11 @@ def embed_dataframe(
     """Adds ELMo vectors of `df[column]` as `tokens`, `shape`, `vectors`.
 
     Runs `DataFrame.mapInArrow`: each Python worker loads the model once
-    (`keras_elmo.spark.worker_model`) and embeds its rows in length-sorted
-    batches (`keras_elmo.spark.arrow_batches`), exactly as `keras-elmo
-    embed` embeds a line: the same tokens, the same `[L + 1, n, 2P]`
-    layers. Lazy, as any transformation: nothing runs until an action.
+    (`keras_elmo.integrations.spark.worker_model`) and embeds its rows in
+    length-sorted batches (`keras_elmo.integrations.spark.arrow_batches`),
+    exactly as `keras-elmo embed` embeds a line: the same tokens, the same
+    `[L + 1, n, 2P]` layers. Lazy, as any transformation: nothing runs
+    until an action.
 
     Args:
         df: a `pyspark.sql.DataFrame`.
@@ -71,14 +68,14 @@ def embed_dataframe(
             accepts (the shipped `elmo_small_en`, a published name, a
             folder, a `.zip`, an `http(s)://` URL, `hf://owner/repo`, a
             SavedModel, a `.keras` file), readable on every executor; or
-            a model spec dict (`keras_elmo.export.model_spec`).
+            a model spec dict (`keras_elmo.embedding.model_spec`).
         layers: str. `"all"` (`[L + 1, n, 2P]`), `"top"` or `"average"`
             (`[n, 2P]`).
         batch_size: int. Sentences per model call.
         dtype: str. `"float32"` or `"float16"`: the stored `vectors`.
         loader: None or a module-level callable `spec -> (embedder,
             description)` importable on the executors; by default
-            `keras_elmo.export.model_spec.load_spec`, the loader of every
+            `keras_elmo.embedding.model_spec.load_spec`, the loader of every
             bulk-embedding engine.
 
     Returns:
@@ -90,7 +87,8 @@ def embed_dataframe(
     Example:
 
     ```python
-    out = keras_elmo.spark.embed_dataframe(df, "text", layers="top")
+    spark_elmo = keras_elmo.integrations.spark
+    out = spark_elmo.embed_dataframe(df, "text", layers="top")
     row = out.first()
     vectors = np.frombuffer(row.vectors, "<f4").reshape(row.shape)
     ```

@@ -13,12 +13,12 @@ before); `Spread` then hands its lines to any worker, so the embedding
 (the cost) runs on all of them whatever the number of files: without
 it a runner fuses reading and embedding, and one file is embedded by
 one worker (measured on the local runner: docs/BEAM.md). Batching:
-`keras_elmo.beam.model_handler`; shards, counts and faults:
-`keras_elmo.beam.write_embeddings`.
+`keras_elmo.integrations.beam.model_handler`; shards, counts and faults:
+`keras_elmo.integrations.beam.write_embeddings`.
 
 What produced the output goes into its manifest as `run`
-(`keras_elmo.beam.run_manifest`): each input file's identity is taken by
-the worker that reads it, from the bytes it reads (no second read).
+(`keras_elmo.integrations.beam.run_manifest`): each input file's identity is
+taken by the worker that reads it, from the bytes it reads (no second read).
 """
 
 import hashlib
@@ -30,11 +30,11 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
-from keras_elmo.beam.local_runner import runner_for
-from keras_elmo.beam.write_embeddings import WriteEmbeddings
-from keras_elmo.export.embed_lines import decode_line
-from keras_elmo.export.embed_lines import sentence_text
-from keras_elmo.export.embed_lines import sentence_tokens
+from keras_elmo.embedding.embed_lines import decode_line
+from keras_elmo.embedding.embed_lines import sentence_text
+from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.integrations.beam.local_runner import runner_for
+from keras_elmo.integrations.beam.write_embeddings import WriteEmbeddings
 
 INPUT_FILES = "input_files"  # the tag of `_ReadLines`' identities
 
@@ -44,7 +44,7 @@ class _ReadLines(beam.DoFn):
     then `(path, identity)` on the `INPUT_FILES` output: its size and
     modification time, and the sha256 of its content as read
     (decompressed for `.gz`: for a plain file, the sha256 of its bytes,
-    as `keras_elmo.export.run_identity.input_identity` records it)."""
+    as `keras_elmo.embedding.run_identity.input_identity` records it)."""
 
     def process(self, readable_file):
         metadata = readable_file.metadata
@@ -87,7 +87,7 @@ class ReadSentences(beam.PTransform):
 
     Each line (ending at `\\n`) gives `((path, line_number), (sentence,
     tokens))` exactly as `keras-elmo embed` reads it
-    (`keras_elmo.export.embed_lines`); blank and non-UTF-8 lines are kept.
+    (`keras_elmo.embedding.embed_lines`); blank and non-UTF-8 lines are kept.
     A pattern that matches no file fails the pipeline. Once applied,
     `input_files` is the PCollection of `(path, identity)` per file read.
     """
@@ -160,8 +160,8 @@ def embed_corpus(
             batching).
         header: dict. Manifest entries (input, options, and `run`, what
             the launcher knows of the run record:
-            `keras_elmo.beam.run_manifest.launch_record`); the model's
-            shapes and digest and the input files' identities come from
+            `keras_elmo.integrations.beam.run_manifest.launch_record`); the
+            model's shapes and digest and the input files' identities come from
             the workers.
         num_shards: int. Output shards; 0 lets the runner choose.
     """
@@ -190,8 +190,8 @@ def run_embed_corpus(
     options (`["--runner=FnApiRunner", ...]`); returns when it is done.
 
     Local runs with several workers (threads or processes) run on
-    `SizeFlushedFnApiRunner` (`keras_elmo.beam.local_runner`: Beam's own
-    `FnApiRunner` can drop elements there).
+    `SizeFlushedFnApiRunner` (`keras_elmo.integrations.beam.local_runner`:
+    Beam's own `FnApiRunner` can drop elements there).
     """
     from apache_beam.options.pipeline_options import PipelineOptions
 

@@ -2,7 +2,7 @@
 
 `embed_record_batches` is the function `DataFrame.mapInArrow` runs in each
 Python worker. It reads the text column of every row as `keras-elmo
-embed` reads a line (`keras_elmo.export.embed_lines`: UTF-8 with
+embed` reads a line (`keras_elmo.embedding.embed_lines`: UTF-8 with
 `surrogateescape`, a byte-order mark dropped, `str.split()` tokens) and
 adds, per row:
 
@@ -24,10 +24,10 @@ its batch. The other columns pass through untouched (Arrow to Arrow).
 import numpy as np
 import pyarrow as pa
 
-from keras_elmo.export.embed_lines import decode_line
-from keras_elmo.export.embed_lines import select_layers
-from keras_elmo.export.embed_lines import sentence_tokens
-from keras_elmo.export.length_batches import embed_in_length_order
+from keras_elmo.embedding.batching import embed_in_length_order
+from keras_elmo.embedding.embed_lines import decode_line
+from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.embed_lines import sentence_tokens
 
 CHUNK_BATCHES = 16  # batches per chunk sorted by length, as `embed`
 OUTPUT_FIELDS = (
@@ -93,7 +93,7 @@ def embed_record_batches(
         batches: iterator of `pa.RecordBatch` (what `mapInArrow` passes).
         column: str. The text column (string or binary).
         get_embedder: callable `() -> embedder`, the process's model
-            (`keras_elmo.spark.worker_model`).
+            (`keras_elmo.integrations.spark.worker_model`).
         layers: str. `"all"`, `"top"` or `"average"`.
         batch_size: int. Sentences per model call.
         dtype: str. `"float32"` or `"float16"` (rounded from float32).
