@@ -219,8 +219,8 @@ def unpack_archive(
     if os.path.isdir(target) and not force:
         refetch = (
             f"Delete the folder {target!r} to unpack the archive again on "
-            "the next load (or pass force=True, on the command line "
-            "`keras-elmo download SOURCE --force`)."
+            "the next load (or load it with force=True; `keras-elmo "
+            "download` takes the same option)."
         )
         if cache_integrity.check_entry(target, label, refetch):
             return model_root(target)

@@ -290,8 +290,8 @@ def _cached(target, label, race=False):
     """
     refetch = (
         f"Delete the folder {target!r} to fetch a fresh copy on the next "
-        "load (or fetch it again with force=True, on the command line "
-        "`keras-elmo download SOURCE --force`)."
+        "load (or fetch it again with force=True; `keras-elmo download` "
+        "takes the same option)."
     )
     try:
         if not _present(target):
