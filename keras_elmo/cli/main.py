@@ -73,6 +73,21 @@ def main(argv=None):
         message = flag_words(str(e), args.flags, args.flag_aliases)
         sys.stderr.write(f"keras-elmo {args.command}: error: {message}\n")
         return 2
+    except KeyboardInterrupt as e:
+        return _interrupted(args, e)
+
+
+def _interrupted(args, error):
+    """Ctrl-C: one line (what was kept, how to go on), exit status 130
+    (128 + SIGINT), no traceback."""
+    kept = getattr(error, "message", None)
+    line = f"keras-elmo {args.command}: interrupted"
+    if kept:
+        line += ": " + flag_words(kept, args.flags, args.flag_aliases)
+    # Start a fresh line after a progress bar drawn with "\r".
+    start = "\n" if sys.stderr.isatty() else ""
+    sys.stderr.write(f"{start}{line}\n")
+    return 130
 
 
 def flag_name(name, aliases=None):

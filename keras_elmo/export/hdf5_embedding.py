@@ -23,7 +23,10 @@ OUTPUT. A kill at any instant loses at most the chunk in flight, and
 the model, the input's content, the settings and the package version
 are those of the interrupted run (`keras_elmo.export.run_identity`; a
 mismatch is refused, naming what changed). docs/CRASH_SAFETY.md states
-the guarantee. OUTPUT is never overwritten unless `force=True`; an
+the guarantee. A `KeyboardInterrupt` (Ctrl-C) is re-raised as
+`write_faults.Interrupted`, saying how many lines are kept. OUTPUT is
+never overwritten unless `force=True` (and never when it is the input,
+`same_file`); an
 OUTPUT that is a folder is refused before any work. A full disk, a file
 size limit or an unwritable folder stops the run with a `WriteFailed`
 naming OUTPUT.partial; OUTPUT is unchanged and a resumed run continues.
@@ -35,6 +38,7 @@ all call this one function.
 import contextlib
 import hashlib
 import os
+import stat
 import sys
 
 from keras_elmo.export import embed_journal
@@ -45,6 +49,7 @@ from keras_elmo.export.embed_lines import sentence_tokens
 from keras_elmo.export.length_batches import embed_in_length_order
 from keras_elmo.export.sentence_index import sentence_to_index_json
 from keras_elmo.utils import write_faults
+from keras_elmo.utils.same_file import check_not_an_input
 from keras_elmo.utils.validation import check_positive_int
 
 CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
@@ -55,7 +60,9 @@ SENTENCE_TO_INDEX = embed_journal.SENTENCE_TO_INDEX
 def check_paths(
     input_path, output_path, force=False, resume=False, current_run=None
 ):
-    """Refuses, before any work, a missing input, an output that is a
+    """Refuses, before any work, a missing input or one that is not a
+    regular file, an output that is the input (even with `force`: a
+    symlink or hard link to it too, `same_file`), an output that is a
     folder, an existing output without `force` (unless `resume` and it
     is the finished result of the run in OUTPUT.partial), or a missing
     folder.
@@ -63,8 +70,10 @@ def check_paths(
     `current_run`: None, or a callable returning this run's `run_record`;
     with it, refusing an existing output that records its run adds what
     changed since (`existing_output_note`)."""
-    if not os.path.isfile(input_path):
-        raise FileNotFoundError(f"Input file {input_path!r} not found.")
+    _check_input_file(input_path)
+    check_not_an_input(
+        output_path, {"input_path": input_path}, argument="output_path"
+    )
     if os.path.isdir(output_path):
         raise IsADirectoryError(
             f"Output {output_path!r} is a directory; expected the path of "
@@ -81,6 +90,37 @@ def check_paths(
     directory = os.path.dirname(os.path.abspath(output_path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"Output directory {directory!r} not found.")
+
+
+def _check_input_file(input_path):
+    """Refuses an input that is missing, a folder, or not a regular file
+    (a FIFO, a socket, a device: it is read twice, counted then
+    embedded), naming what it is."""
+    try:
+        mode = os.stat(input_path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"Input file `input_path` {input_path!r} not found."
+        ) from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(
+            f"Input `input_path` {input_path!r} is a directory; expected a "
+            "text file, one sentence per line."
+        )
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    kind = next((text for test, text in kinds if test(mode)), "special")
+    raise ValueError(
+        f"Input `input_path` {input_path!r} is not a regular file ({kind}); "
+        "expected a text file, one sentence per line (it is read twice: "
+        "save a stream to a file first)."
+    )
 
 
 def records_run(output_path):
@@ -209,12 +249,35 @@ def _embed(
         batch_size * CHUNK_BATCHES,
     )
     try:
-        journal.open(resume, force)
-        _fill(journal, embedder, input_path, output_path, layers, batch_size,
-              total, progress)  # fmt: skip
+        with write_faults.interrupted(
+            lambda: _kept(journal, output_path, total)
+        ):
+            journal.open(resume, force)
+            _fill(journal, embedder, input_path, output_path, layers,
+                  batch_size, total, progress)  # fmt: skip
     finally:
         journal.close()
     return total
+
+
+def _kept(journal, output_path, total):
+    """What an interrupted run kept, and how to go on (for `Interrupted`)."""
+    if not journal.opened:
+        return f"nothing was written; {output_path!r} is as it was"
+    if not os.path.isdir(journal.partial):  # published, then cleaned up
+        return f"{output_path!r} is complete ({total:,} lines)"
+    if os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
+        kept = total
+    else:
+        kept = sum(
+            max(0, min(journal.chunk_lines, total - k * journal.chunk_lines))
+            for k in journal.committed_chunks()
+        )
+    return (
+        f"{kept:,} of {total:,} lines are kept in {journal.partial!r}; "
+        "rerun with `resume=True` (same input, output, model and settings) "
+        "to continue"
+    )
 
 
 def _fill(

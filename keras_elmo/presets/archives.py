@@ -31,12 +31,12 @@ import os
 import shutil
 import stat
 import tarfile
-import tempfile
 import zipfile
 
 from keras_elmo.presets import archive_digest
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
+from keras_elmo.utils import file_modes
 
 MAX_UNPACKED_BYTES = 64 << 30  # 64 GiB: the 5.5B model is ~0.4 GiB
 MAX_MEMBERS = 10_000
@@ -193,7 +193,8 @@ def unpack_archive(
             plan = check_members(archive, label)
         else:
             plan = check_tar_members(archive, label)
-        staging = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
+        # renamed into the cache: the mode `os.mkdir` would give
+        staging = file_modes.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
         try:
             if kind == "zip":
                 for info in plan:
