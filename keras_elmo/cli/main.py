@@ -56,6 +56,13 @@ def build_parser():
 
 
 def main(argv=None):
+    """Runs one command; returns its exit status (2: a refused input).
+
+    `argv` None reads the command line (`sys.argv`): a Ctrl-C then
+    prints one line saying what was kept and returns 130. With an
+    explicit `argv` (a caller in the same process) the line is printed
+    and the `KeyboardInterrupt` goes on to the caller.
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -74,12 +81,16 @@ def main(argv=None):
         sys.stderr.write(f"keras-elmo {args.command}: error: {message}\n")
         return 2
     except KeyboardInterrupt as e:
-        return _interrupted(args, e)
+        _interrupted(args, e)
+        if argv is not None:
+            raise  # an in-process caller decides what an interrupt means
+        return 130
 
 
 def _interrupted(args, error):
-    """Ctrl-C: one line (what was kept, how to go on), exit status 130
-    (128 + SIGINT), no traceback."""
+    """Ctrl-C: one line on stderr (what was kept, how to go on). From the
+    command line (`argv` None) `main` then returns 130 (128 + SIGINT),
+    with no traceback."""
     kept = getattr(error, "message", None)
     line = f"keras-elmo {args.command}: interrupted"
     if kept:
@@ -87,7 +98,6 @@ def _interrupted(args, error):
     # Start a fresh line after a progress bar drawn with "\r".
     start = "\n" if sys.stderr.isatty() else ""
     sys.stderr.write(f"{start}{line}\n")
-    return 130
 
 
 def flag_name(name, aliases=None):

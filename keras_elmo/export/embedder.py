@@ -297,10 +297,12 @@ def _token_lists(sentences):
     if isinstance(sentences, _NOT_A_SEQUENCE) or not hasattr(
         sentences, "__iter__"
     ):
-        raise TypeError(
+        raise _refused(
+            TypeError,
             "Received an invalid value for argument `sentences`, expected a "
             "list of sentences (each a list of str tokens, or a str), got "
-            f"{_kind(sentences)}."
+            f"{_kind(sentences)}.",
+            (),
         )
     token_lists = []
     for index, sentence in enumerate(sentences):
@@ -309,10 +311,12 @@ def _token_lists(sentences):
         elif isinstance(sentence, _NOT_A_SEQUENCE) or not hasattr(
             sentence, "__iter__"
         ):
-            raise TypeError(
+            raise _refused(
+                TypeError,
                 f"Received an invalid value for argument `sentences`: "
                 f"sentences[{index}]: expected a list of str tokens or a "
-                f"str, got {_kind(sentence)}."
+                f"str, got {_kind(sentence)}.",
+                (index,),
             )
         tokens = []
         for position, token in enumerate(sentence):
@@ -321,10 +325,12 @@ def _token_lists(sentences):
             elif isinstance(token, str):
                 tokens.append(_encoded(token, index, position))
             else:
-                raise TypeError(
+                raise _refused(
+                    TypeError,
                     "Received an invalid value for argument `sentences`: "
                     f"sentences[{index}][{position}]: expected a str token, "
-                    f"got {_kind(token)}."
+                    f"got {_kind(token)}.",
+                    (index, position),
                 )
         token_lists.append(tokens)
     return token_lists
@@ -348,11 +354,22 @@ def _encoded(token, index, position):
         return token.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as e:
         bad = token[e.start]
-        raise ValueError(
+        raise _refused(
+            ValueError,
             "Received an invalid value for argument `sentences`: "
             f"sentences[{index}][{position}] ({token!r}) holds the lone "
             f"surrogate U+{ord(bad):04X} at character {e.start}, which is "
             "not text and has no UTF-8 encoding; expected str tokens of "
             "valid Unicode (decode your input with errors='replace', or "
-            "remove the character)."
+            "remove the character).",
+            (index, position),
         ) from None
+
+
+def _refused(kind, message, index):
+    """An error about `sentences`, with the argument and the index of the
+    bad sentence (and token) as data: `error.argument`, `error.index`."""
+    error = kind(message)
+    error.argument = "sentences"
+    error.index = index
+    return error
