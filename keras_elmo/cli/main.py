@@ -95,9 +95,7 @@ def _interrupted(args, error):
     line = f"keras-elmo {args.command}: interrupted"
     if kept:
         line += ": " + flag_words(kept, args.flags, args.flag_aliases)
-    # Start a fresh line after a progress bar drawn with "\r".
-    start = "\n" if sys.stderr.isatty() else ""
-    sys.stderr.write(f"{start}{line}\n")
+    sys.stderr.write(f"{line}\n")
 
 
 def flag_name(name, aliases=None):

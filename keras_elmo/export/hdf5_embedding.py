@@ -294,24 +294,36 @@ def _fill(
     if progress:
         with contextlib.redirect_stdout(sys.stderr):
             progbar = keras.utils.Progbar(total, unit_name="line")
-    if not os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
-        with open(
-            input_path, encoding="utf-8", errors="surrogateescape", newline="\n"
-        ) as f:
-            chunks = _chunks(enumerate(f), journal.chunk_lines)
-            for number, chunk in enumerate(chunks):
-                start, count = chunk[0][0], len(chunk)
-                digest = _chunk_digest(chunk)
-                if not journal.has_chunk(number, start, count, digest):
-                    todo = [(i, sentence_tokens(line)) for i, line in chunk]
-                    arrays = {}
-                    _embed_chunk(embedder, todo, layers, batch_size, arrays)
-                    journal.commit_chunk(number, start, digest, arrays)
-                if progbar is not None:
-                    with contextlib.redirect_stdout(sys.stderr):
-                        progbar.update(chunk[-1][0] + 1)
-        journal.assemble(total, sentence_to_index_json(input_path))
+    try:
+        if not os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
+            _fill_chunks(
+                journal, embedder, input_path, layers, batch_size, progbar
+            )
+            journal.assemble(total, sentence_to_index_json(input_path))
+    except KeyboardInterrupt:
+        if progbar is not None:
+            sys.stderr.write("\n")  # end the bar's line
+        raise
     journal.publish(output_path)
+
+
+def _fill_chunks(journal, embedder, input_path, layers, batch_size, progbar):
+    """Embeds and commits the chunks not committed yet."""
+    with open(
+        input_path, encoding="utf-8", errors="surrogateescape", newline="\n"
+    ) as f:
+        chunks = _chunks(enumerate(f), journal.chunk_lines)
+        for number, chunk in enumerate(chunks):
+            start, count = chunk[0][0], len(chunk)
+            digest = _chunk_digest(chunk)
+            if not journal.has_chunk(number, start, count, digest):
+                todo = [(i, sentence_tokens(line)) for i, line in chunk]
+                arrays = {}
+                _embed_chunk(embedder, todo, layers, batch_size, arrays)
+                journal.commit_chunk(number, start, digest, arrays)
+            if progbar is not None:
+                with contextlib.redirect_stdout(sys.stderr):
+                    progbar.update(chunk[-1][0] + 1)
 
 
 def _chunk_digest(chunk):
