@@ -215,7 +215,16 @@ def run_interrupted_embed(tiny, corpus, dst, monkeypatch, after_chunks):
         "keras-elmo", "embed", corpus, dst, "--options", options,
         "--weights", weights, "--batch-size", "2",
     ])  # fmt: skip
-    return main()
+    return command_line_main()
+
+
+def command_line_main():
+    """`main()` as the console script runs it; an interrupt escaping it
+    fails the test (instead of stopping pytest)."""
+    try:
+        return main()
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main(): a traceback")
 
 
 def test_ctrl_c_in_embed_prints_one_line_and_exits_130(

@@ -94,7 +94,11 @@ def test_ctrl_c_in_train_names_the_checkpoint_kept(
     monkeypatch.setattr(trainer_module.Trainer, "_step_applied", step_applied)
     argv = tiny_train_args(sample_vocab, out, *FLAGS, "--epochs", "2")
     monkeypatch.setattr(sys, "argv", ["keras-elmo", *argv])
-    assert main() == 130
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main(): a traceback")
+    assert status == 130
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines()[-1] == (
