@@ -246,7 +246,9 @@ def _kept_after_interrupt(out):
 
     found = []
     for path in glob.glob(os.path.join(glob.escape(out), "checkpoints", "*")):
-        match = re.fullmatch(r"ckpt-(\d+)(\.index|\.npz)", os.path.basename(path))
+        match = re.fullmatch(
+            r"ckpt-(\d+)(\.index|\.npz)", os.path.basename(path)
+        )
         if match:
             found.append(int(match.group(1)))
     if not found:

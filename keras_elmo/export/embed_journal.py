@@ -260,7 +260,9 @@ class EmbedJournal:
         # Made complete under a hidden name, then renamed: a journal
         # always has its manifest.
         folder, name = os.path.split(os.path.abspath(self.partial))
-        new = file_modes.mkdtemp(dir=folder, prefix=f".{name}.", suffix=".trash")
+        new = file_modes.mkdtemp(
+            dir=folder, prefix=f".{name}.", suffix=".trash"
+        )
         manifest = {
             "format": FORMAT,
             "run": self.record,

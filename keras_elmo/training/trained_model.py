@@ -25,7 +25,9 @@ def write_trained_model(model, vocabulary, out_dir):
     logger.info("Wrote the trained model to %s", out_dir)
 
 
-def finished_model(out_dir, completed_epochs, epochs, checkpoint, stopped=False):
+def finished_model(
+    out_dir, completed_epochs, epochs, checkpoint, stopped=False
+):
     """Whether `out_dir` already holds the finished model of this run, for
     either trainer: its newest checkpoint (the file `checkpoint`) has
     completed `epochs` (or stopped early), and every model file exists

@@ -27,7 +27,9 @@ def embedder():
         ([["ok"], ["a", None]], TypeError, "sentences[1][1]", "got NoneType"),
     ],
 )
-def test_a_bad_sentence_is_named_by_index(embedder, sentences, kind, where, got):
+def test_a_bad_sentence_is_named_by_index(
+    embedder, sentences, kind, where, got
+):
     with pytest.raises(kind) as error:
         embedder.embed(sentences)
     message = str(error.value)

@@ -117,7 +117,9 @@ def test_embed_journal_honours_the_umask(umask, reference_weights, tmp_path):
     options, weights = reference_weights("tiny")
     src = tmp_path / "in.txt"
     src.write_text("a b\nc\n", encoding="utf-8")
-    embedder = keras_elmo.Embedder(keras_elmo.BiLM.from_allennlp(options, weights))
+    embedder = keras_elmo.Embedder(
+        keras_elmo.BiLM.from_allennlp(options, weights)
+    )
     real = hdf5_embedding.embed_journal.EmbedJournal.assemble
 
     def stop(*args):
@@ -129,7 +131,9 @@ def test_embed_journal_honours_the_umask(umask, reference_weights, tmp_path):
             embedder.embed_file(str(src), str(tmp_path / "out.hdf5"))
     finally:
         hdf5_embedding.embed_journal.EmbedJournal.assemble = real
-    assert_tree_modes(str(tmp_path / "out.hdf5.partial"), file_mode, folder_mode)
+    assert_tree_modes(
+        str(tmp_path / "out.hdf5.partial"), file_mode, folder_mode
+    )
 
 
 @pytest.mark.large

@@ -15,7 +15,14 @@ from keras_elmo.training.trained_model import finished_model
 from keras_elmo.weights import model_files
 from tests.training.training_helpers import tiny_train_args
 
-FLAGS = ("--steps-per-epoch", "2", "--batch-size", "8", "--checkpoint-every", "1")
+FLAGS = (
+    "--steps-per-epoch",
+    "2",
+    "--batch-size",
+    "8",
+    "--checkpoint-every",
+    "1",
+)
 
 
 def train(vocab, out, *flags):
