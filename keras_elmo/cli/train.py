@@ -220,11 +220,12 @@ def run(args):
             sys.stderr.write(summary.getvalue())
     if trainer.finished:
         if chief:
+            epochs = len(trainer.history.entries)
             sys.stderr.write(
                 f"keras-elmo train: {config.out_dir} already holds the "
-                f"finished model of this run ({len(trainer.history.entries)}"
-                f" epochs); nothing to do (a larger --epochs continues it, "
-                "--force starts over).\n"
+                f"finished model of this run ({epochs} epoch"
+                f"{'' if epochs == 1 else 's'}); nothing to do (a larger "
+                "--epochs continues it, --force starts over).\n"
             )
         return 0
     try:

@@ -115,7 +115,7 @@ def _check_input_file(input_path):
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
     )
-    kind = next((text for test, text in kinds if test(mode)), "special")
+    kind = next((text for test, text in kinds if test(mode)), "a special file")
     raise ValueError(
         f"Input `input_path` {input_path!r} is not a regular file ({kind}); "
         "expected a text file, one sentence per line (it is read twice: "

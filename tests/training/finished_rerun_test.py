@@ -62,7 +62,7 @@ def test_a_finished_rerun_changes_nothing(sample_vocab, tmp_path, capsys):
     assert rerun.out == ""  # no replayed epoch JSON
     assert rerun.err == (
         f"keras-elmo train: {out} already holds the finished model of this "
-        "run (1 epochs); nothing to do (a larger --epochs continues it, "
+        "run (1 epoch); nothing to do (a larger --epochs continues it, "
         "--force starts over).\n"
     )
     assert snapshot(out) == before  # not one byte or mtime changed
