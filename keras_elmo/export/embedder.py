@@ -328,8 +328,9 @@ def _token_lists(sentences):
                 raise _refused(
                     TypeError,
                     "Received an invalid value for argument `sentences`: "
-                    f"sentences[{index}][{position}]: expected a str token, "
-                    f"got {_kind(token)}.",
+                    f"sentences[{index}][{position}]: expected str tokens, "
+                    f"got a {type(token).__name__} in sentence {index}, "
+                    f"token {position}: {_kind(token)}.",
                     (index, position),
                 )
         token_lists.append(tokens)

@@ -23,8 +23,18 @@ def embedder():
         ([["ok"], None], TypeError, "sentences[1]", "got NoneType"),
         ([["ok"], b"a b"], TypeError, "sentences[1]", "got bytes b'a b'"),
         ([["ok"], {"a": 1}], TypeError, "sentences[1]", "got dict {'a': 1}"),
-        ([["ok", 3.5]], TypeError, "sentences[0][1]", "got float"),
-        ([["ok"], ["a", None]], TypeError, "sentences[1][1]", "got NoneType"),
+        (
+            [["ok", 3.5]],
+            TypeError,
+            "sentences[0][1]",
+            "got a float in sentence 0, token 1: float",
+        ),
+        (
+            [["ok"], ["a", None]],
+            TypeError,
+            "sentences[1][1]",
+            "got a NoneType in sentence 1, token 1: NoneType",
+        ),
     ],
 )
 def test_a_bad_sentence_is_named_by_index(
@@ -35,7 +45,7 @@ def test_a_bad_sentence_is_named_by_index(
     message = str(error.value)
     assert message.startswith(
         "Received an invalid value for argument `sentences`: "
-        f"{where}: expected a "
+        f"{where}: expected "
     ), message
     assert message.endswith(f", {got}."), message
     assert "not iterable" not in message
