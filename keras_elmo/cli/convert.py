@@ -68,6 +68,41 @@ def _check_output(path, force):
         )
 
 
+INPUTS = (
+    "options",
+    "weights",
+    "from_keras",
+    "from_tfhub",
+    "from_bilm_tf_checkpoint",
+    "from_elmoformanylangs",
+)
+OUTPUTS = ("to_keras", "to_options", "to_weights", "to_mix", "to_softmax")
+
+
+def _check_outputs_not_inputs(args):
+    """Refuses, even with --force, an output that is (or resolves to) an
+    input, an `--out` folder holding one, or two outputs naming one file."""
+    from keras_elmo.utils.same_file import check_not_an_input
+    from keras_elmo.utils.same_file import same_file
+
+    inputs = {_flag(name): getattr(args, name) for name in INPUTS}
+    check_not_an_input(args.out, inputs, argument="--out", folder=True)
+    outputs = [(_flag(n), getattr(args, n)) for n in OUTPUTS]
+    outputs = [(flag, path) for flag, path in outputs if path]
+    for index, (flag, path) in enumerate(outputs):
+        check_not_an_input(path, inputs, argument=flag)
+        for other, other_path in outputs[:index]:
+            if same_file(path, other_path):
+                raise ValueError(
+                    f"Outputs `{other}` and `{flag}` are the same file "
+                    f"{path!r}; give each output its own path."
+                )
+
+
+def _flag(name):
+    return "--" + name.replace("_", "-")
+
+
 def _check_keras_file(path):
     import zipfile
 
@@ -89,6 +124,7 @@ def run(args):
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.hdf5_reader import check_keras_archive
 
+    _check_outputs_not_inputs(args)
     bilm, extras = load_tf_source(args)
     if bilm is not None:
         pass

@@ -68,6 +68,7 @@ def run(args):
         max_tokens = signatures.MAX_TOKENS
     check_positive_int("--max-tokens", max_tokens)
     path = version_dir(args.out, args.version)
+    _check_not_an_input(args, path)
     if os.path.exists(path) and not args.force:
         if not (os.path.isdir(path) and not os.listdir(path)):
             raise FileExistsError(
@@ -86,3 +87,18 @@ def run(args):
         + (f"token cache: {vocab}\n" if vocab else "")
     )
     return 0
+
+
+def _check_not_an_input(args, path):
+    """Refuses, even with --force, a destination that is (or holds) a
+    file or folder the model is read from: it is replaced as a whole."""
+    from keras_elmo.utils.same_file import check_not_an_input
+
+    inputs = {
+        flag: getattr(args, flag[2:].replace("-", "_"), None)
+        for flag in ("--model", "--options", "--weights", "--vocab")
+    }
+    preset = getattr(args, "preset", None)
+    if preset and os.path.exists(preset):
+        inputs["--preset"] = preset
+    check_not_an_input(path, inputs, argument="--out", folder=True)

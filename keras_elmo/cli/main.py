@@ -56,6 +56,13 @@ def build_parser():
 
 
 def main(argv=None):
+    """Runs one command; returns its exit status (2: a refused input).
+
+    `argv` None reads the command line (`sys.argv`): a Ctrl-C then
+    prints one line saying what was kept and returns 130. With an
+    explicit `argv` (a caller in the same process) the line is printed
+    and the `KeyboardInterrupt` goes on to the caller.
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -73,6 +80,22 @@ def main(argv=None):
         message = flag_words(str(e), args.flags, args.flag_aliases)
         sys.stderr.write(f"keras-elmo {args.command}: error: {message}\n")
         return 2
+    except KeyboardInterrupt as e:
+        _interrupted(args, e)
+        if argv is not None:
+            raise  # an in-process caller decides what an interrupt means
+        return 130
+
+
+def _interrupted(args, error):
+    """Ctrl-C: one line on stderr (what was kept, how to go on). From the
+    command line (`argv` None) `main` then returns 130 (128 + SIGINT),
+    with no traceback."""
+    kept = getattr(error, "message", None)
+    line = f"keras-elmo {args.command}: interrupted"
+    if kept:
+        line += ": " + flag_words(kept, args.flags, args.flag_aliases)
+    sys.stderr.write(f"{line}\n")
 
 
 def flag_name(name, aliases=None):

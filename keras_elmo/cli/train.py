@@ -12,8 +12,12 @@ changed (`--force` starts over). At the end,
 OUT holds options.json + weights.hdf5 (AllenNLP format), softmax.hdf5,
 vocab.txt and bilm.keras; OUT/logs holds TensorBoard summaries. An OUT
 that holds a finished model but no checkpoint is not replaced without
-`--force`; a corpus with no sentence (only blank or non-UTF-8 lines) is
-an error, not an empty model.
+`--force`. Rerunning a finished run (same OUT, same `--epochs`) says so
+in one line and changes nothing; a larger `--epochs` continues it and
+`--force` starts over. Ctrl-C stops with one line naming the checkpoint
+kept (exit status 130); rerunning the same command resumes. A corpus
+with no sentence (only blank or non-UTF-8 lines) is an error, not an
+empty model.
 
 Before training, every corpus file is scanned and its health printed to
 stderr (lines read and skipped, and why; tokens; OOV rate); a file that
@@ -40,6 +44,7 @@ weights: expect the first few hundred steps to be spent training it, with
 a high loss, before the biLM itself adapts.
 """
 
+import io
 import json
 import sys
 
@@ -156,14 +161,20 @@ def _check_corpus(name, file_pattern):
     )
 
 
-def _check_corpus_health(args, config):
-    """The corpus check of `--train` and `--valid` (summary on stderr)."""
+def _check_corpus_health(args, config, stream=None):
+    """The corpus check of `--train` and `--valid` (summary on `stream`,
+    stderr by default)."""
     from keras_elmo.data.vocabulary import Vocabulary
 
     vocabulary = Vocabulary.load(config.vocab)
     for name, pattern in (("--train", config.train), ("--valid", config.valid)):
         check_corpus_from_args(
-            args, name, pattern, vocabulary, max_tokens=config.max_tokens
+            args,
+            name,
+            pattern,
+            vocabulary,
+            max_tokens=config.max_tokens,
+            stream=stream,
         )
 
 
@@ -176,6 +187,7 @@ def run(args):
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.utils.write_faults import interrupted
 
     config = TrainingConfig(
         **{
@@ -187,23 +199,65 @@ def run(args):
     check_training_backend(config, backend)
     _check_config(config.model)
     _check_out(config.out_dir, args.force, backend)
-    if args.skip_corpus_check:
-        _check_corpus("--train", config.train)
-        _check_corpus("--valid", config.valid)
-    else:
-        _check_corpus_health(args, config)
-    if backend == "tensorflow":
-        trainer = Trainer(config, force=args.force)
-        chief = trainer.chief
-    else:
-        from keras_elmo.training.neutral_trainer import NeutralTrainer
-
-        trainer, chief = NeutralTrainer(config, force=args.force), True
+    # The corpus summary is held back until it is known that the run has
+    # work to do: a finished run says so in one line.
+    summary, trainer = io.StringIO(), None
     try:
-        history = trainer.train()
+        if args.skip_corpus_check:
+            _check_corpus("--train", config.train)
+            _check_corpus("--valid", config.valid)
+        else:
+            _check_corpus_health(args, config, summary)
+        if backend == "tensorflow":
+            trainer = Trainer(config, force=args.force)
+            chief = trainer.chief
+        else:
+            from keras_elmo.training.neutral_trainer import NeutralTrainer
+
+            trainer, chief = NeutralTrainer(config, force=args.force), True
+    finally:
+        if trainer is None or not trainer.finished:
+            sys.stderr.write(summary.getvalue())
+    if trainer.finished:
+        if chief:
+            epochs = len(trainer.history.entries)
+            sys.stderr.write(
+                f"keras-elmo train: {config.out_dir} already holds the "
+                f"finished model of this run ({epochs} epoch"
+                f"{'' if epochs == 1 else 's'}); nothing to do (a larger "
+                "--epochs continues it, --force starts over).\n"
+            )
+        return 0
+    try:
+        with interrupted(lambda: _kept_after_interrupt(config.out_dir)):
+            history = trainer.train()
     except TrainingDiverged as e:
         sys.stderr.write(f"keras-elmo train: error: {e}\n")
         return 3
     if chief:
         sys.stdout.write(json.dumps(history[-1] if history else {}) + "\n")
     return 0
+
+
+def _kept_after_interrupt(out):
+    """What an interrupted `train` kept, and how to go on."""
+    import glob
+    import os
+    import re
+
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(out), "checkpoints", "*")):
+        match = re.fullmatch(
+            r"ckpt-(\d+)(\.index|\.npz)", os.path.basename(path)
+        )
+        if match:
+            found.append(int(match.group(1)))
+    if not found:
+        return (
+            f"no checkpoint was written to {out}/checkpoints yet; rerun the "
+            "same command to start again"
+        )
+    return (
+        f"the checkpoint of step {max(found):,} is kept in {out}/checkpoints;"
+        " rerun the same command to resume from it"
+    )

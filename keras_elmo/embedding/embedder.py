@@ -25,6 +25,9 @@ with bilm-tf's own sequence of TensorFlow ops (`BilmTfReplay`): the
 same float32 values as simple_elmo on the same machine.
 """
 
+from collections.abc import Mapping
+from collections.abc import Set
+
 import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
@@ -281,30 +284,94 @@ def _check_no_vocabulary(vocabulary):
 
 
 def _token_lists(sentences):
-    """str tokens -> the UTF-8 bytes the runners take."""
-    if isinstance(sentences, (str, bytes)) or not hasattr(
+    """str tokens -> the UTF-8 bytes the runners take.
+
+    A batch is a list (or tuple, array, generator) of sentences, never a
+    str, bytes, dict or set (a dict would give its keys, a set an
+    arbitrary order). A sentence is a str (split on whitespace) or a list
+    of str (or bytes) tokens. A token is encoded as UTF-8 with
+    `surrogateescape`: the surrogates U+DC80..U+DCFF that Python's
+    `surrogateescape` decoding makes of bytes that are not UTF-8 stand for
+    those bytes, as in `embed_file`; any other lone surrogate (e.g.
+    "\\ud800") is not text and is refused, naming the sentence and token.
+    """
+    if isinstance(sentences, _NOT_A_SEQUENCE) or not hasattr(
         sentences, "__iter__"
     ):
-        raise TypeError(
+        raise _refused(
+            TypeError,
             "Received an invalid value for argument `sentences`, expected a "
             "list of sentences (each a list of str tokens, or a str), got "
-            f"{type(sentences).__name__}."
+            f"{_kind(sentences)}.",
+            (),
         )
     token_lists = []
     for index, sentence in enumerate(sentences):
         if isinstance(sentence, str):
             sentence = sentence.split()
+        elif isinstance(sentence, _NOT_A_SEQUENCE) or not hasattr(
+            sentence, "__iter__"
+        ):
+            raise _refused(
+                TypeError,
+                f"Received an invalid value for argument `sentences`: "
+                f"sentences[{index}]: expected a list of str tokens or a "
+                f"str, got {_kind(sentence)}.",
+                (index,),
+            )
         tokens = []
-        for token in sentence:
+        for position, token in enumerate(sentence):
             if isinstance(token, bytes):
                 tokens.append(token)
             elif isinstance(token, str):
-                tokens.append(token.encode("utf-8", "surrogateescape"))
+                tokens.append(_encoded(token, index, position))
             else:
-                raise TypeError(
-                    "Received an invalid value for argument `sentences`, "
-                    "expected str tokens, got a "
-                    f"{type(token).__name__} in sentence {index}."
+                raise _refused(
+                    TypeError,
+                    "Received an invalid value for argument `sentences`: "
+                    f"sentences[{index}][{position}]: expected str tokens, "
+                    f"got a {type(token).__name__} in sentence {index}, "
+                    f"token {position}: {_kind(token)}.",
+                    (index, position),
                 )
         token_lists.append(tokens)
     return token_lists
+
+
+# Containers that are not a list of sentences (or of tokens).
+_NOT_A_SEQUENCE = (str, bytes, bytearray, Mapping, Set)
+
+
+def _kind(value):
+    """A value's type, and the value itself where short (for messages)."""
+    name = type(value).__name__
+    if value is None or isinstance(value, (int, float, bool)):
+        return name
+    text = repr(value)
+    return f"{name} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def _encoded(token, index, position):
+    try:
+        return token.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        bad = token[e.start]
+        raise _refused(
+            ValueError,
+            "Received an invalid value for argument `sentences`: "
+            f"sentences[{index}][{position}] ({token!r}) holds the lone "
+            f"surrogate U+{ord(bad):04X} at character {e.start}, which is "
+            "not text and has no UTF-8 encoding; expected str tokens of "
+            "valid Unicode (decode your input with errors='replace', or "
+            "remove the character).",
+            (index, position),
+        ) from None
+
+
+def _refused(kind, message, index):
+    """An error about `sentences`, with the argument and the index of the
+    bad sentence (and token) as data: `error.argument`, `error.index`."""
+    error = kind(message)
+    error.argument = "sentences"
+    error.index = index
+    return error

@@ -23,7 +23,10 @@ OUTPUT. A kill at any instant loses at most the chunk in flight, and
 the model, the input's content, the settings and the package version
 are those of the interrupted run (`keras_elmo.embedding.run_identity`; a
 mismatch is refused, naming what changed). docs/CRASH_SAFETY.md states
-the guarantee. OUTPUT is never overwritten unless `force=True`; an
+the guarantee. A `KeyboardInterrupt` (Ctrl-C) is re-raised as
+`write_faults.Interrupted`, saying how many lines are kept. OUTPUT is
+never overwritten unless `force=True` (and never when it is the input,
+`same_file`); an
 OUTPUT that is a folder is refused before any work. A full disk, a file
 size limit or an unwritable folder stops the run with a `WriteFailed`
 naming OUTPUT.partial; OUTPUT is unchanged and a resumed run continues.
@@ -46,6 +49,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import sys
 
 import numpy as np
@@ -58,6 +62,7 @@ from keras_elmo.embedding.embed_lines import select_layers
 from keras_elmo.embedding.embed_lines import sentence_text
 from keras_elmo.embedding.embed_lines import sentence_tokens
 from keras_elmo.utils import write_faults
+from keras_elmo.utils.same_file import check_not_an_input
 from keras_elmo.utils.validation import check_positive_int
 
 CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
@@ -68,7 +73,9 @@ SENTENCE_TO_INDEX = embed_journal.SENTENCE_TO_INDEX
 def check_paths(
     input_path, output_path, force=False, resume=False, current_run=None
 ):
-    """Refuses, before any work, a missing input, an output that is a
+    """Refuses, before any work, a missing input or one that is not a
+    regular file, an output that is the input (even with `force`: a
+    symlink or hard link to it too, `same_file`), an output that is a
     folder, an existing output without `force` (unless `resume` and it
     is the finished result of the run in OUTPUT.partial), or a missing
     folder.
@@ -76,8 +83,10 @@ def check_paths(
     `current_run`: None, or a callable returning this run's `run_record`;
     with it, refusing an existing output that records its run adds what
     changed since (`existing_output_note`)."""
-    if not os.path.isfile(input_path):
-        raise FileNotFoundError(f"Input file {input_path!r} not found.")
+    _check_input_file(input_path)
+    check_not_an_input(
+        output_path, {"input_path": input_path}, argument="output_path"
+    )
     if os.path.isdir(output_path):
         raise IsADirectoryError(
             f"Output {output_path!r} is a directory; expected the path of "
@@ -94,6 +103,37 @@ def check_paths(
     directory = os.path.dirname(os.path.abspath(output_path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"Output directory {directory!r} not found.")
+
+
+def _check_input_file(input_path):
+    """Refuses an input that is missing, a folder, or not a regular file
+    (a FIFO, a socket, a device: it is read twice, counted then
+    embedded), naming what it is."""
+    try:
+        mode = os.stat(input_path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"Input file `input_path` {input_path!r} not found."
+        ) from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(
+            f"Input `input_path` {input_path!r} is a directory; expected a "
+            "text file, one sentence per line."
+        )
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    kind = next((text for test, text in kinds if test(mode)), "a special file")
+    raise ValueError(
+        f"Input `input_path` {input_path!r} is not a regular file ({kind}); "
+        "expected a text file, one sentence per line (it is read twice: "
+        "save a stream to a file first)."
+    )
 
 
 def records_run(output_path):
@@ -218,12 +258,35 @@ def _embed(
         batch_size * CHUNK_BATCHES,
     )
     try:
-        journal.open(resume, force)
-        _fill(journal, embedder, input_path, output_path, layers, batch_size,
-              total, progress)  # fmt: skip
+        with write_faults.interrupted(
+            lambda: _kept(journal, output_path, total)
+        ):
+            journal.open(resume, force)
+            _fill(journal, embedder, input_path, output_path, layers,
+                  batch_size, total, progress)  # fmt: skip
     finally:
         journal.close()
     return total
+
+
+def _kept(journal, output_path, total):
+    """What an interrupted run kept, and how to go on (for `Interrupted`)."""
+    if not journal.opened:
+        return f"nothing was written; {output_path!r} is as it was"
+    if not os.path.isdir(journal.partial):  # published, then cleaned up
+        return f"{output_path!r} is complete ({total:,} lines)"
+    if os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
+        kept = total
+    else:
+        kept = sum(
+            max(0, min(journal.chunk_lines, total - k * journal.chunk_lines))
+            for k in journal.committed_chunks()
+        )
+    return (
+        f"{kept:,} of {total:,} lines are kept in {journal.partial!r}; "
+        "rerun with `resume=True` (same input, output, model and settings) "
+        "to continue"
+    )
 
 
 def _fill(
@@ -240,24 +303,36 @@ def _fill(
     if progress:
         with contextlib.redirect_stdout(sys.stderr):
             progbar = keras.utils.Progbar(total, unit_name="line")
-    if not os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
-        with open(
-            input_path, encoding="utf-8", errors="surrogateescape", newline="\n"
-        ) as f:
-            chunks = _chunks(enumerate(f), journal.chunk_lines)
-            for number, chunk in enumerate(chunks):
-                start, count = chunk[0][0], len(chunk)
-                digest = _chunk_digest(chunk)
-                if not journal.has_chunk(number, start, count, digest):
-                    todo = [(i, sentence_tokens(line)) for i, line in chunk]
-                    arrays = {}
-                    _embed_chunk(embedder, todo, layers, batch_size, arrays)
-                    journal.commit_chunk(number, start, digest, arrays)
-                if progbar is not None:
-                    with contextlib.redirect_stdout(sys.stderr):
-                        progbar.update(chunk[-1][0] + 1)
-        journal.assemble(total, sentence_to_index_json(input_path))
+    try:
+        if not os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
+            _fill_chunks(
+                journal, embedder, input_path, layers, batch_size, progbar
+            )
+            journal.assemble(total, sentence_to_index_json(input_path))
+    except KeyboardInterrupt:
+        if progbar is not None:
+            sys.stderr.write("\n")  # end the bar's line
+        raise
     journal.publish(output_path)
+
+
+def _fill_chunks(journal, embedder, input_path, layers, batch_size, progbar):
+    """Embeds and commits the chunks not committed yet."""
+    with open(
+        input_path, encoding="utf-8", errors="surrogateescape", newline="\n"
+    ) as f:
+        chunks = _chunks(enumerate(f), journal.chunk_lines)
+        for number, chunk in enumerate(chunks):
+            start, count = chunk[0][0], len(chunk)
+            digest = _chunk_digest(chunk)
+            if not journal.has_chunk(number, start, count, digest):
+                todo = [(i, sentence_tokens(line)) for i, line in chunk]
+                arrays = {}
+                _embed_chunk(embedder, todo, layers, batch_size, arrays)
+                journal.commit_chunk(number, start, digest, arrays)
+            if progbar is not None:
+                with contextlib.redirect_stdout(sys.stderr):
+                    progbar.update(chunk[-1][0] + 1)
 
 
 def _chunk_digest(chunk):

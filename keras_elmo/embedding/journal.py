@@ -38,6 +38,7 @@ import os
 import shutil
 import tempfile
 
+from keras_elmo.utils import file_modes
 from keras_elmo.utils import write_faults
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.digests import fsync_directory
@@ -60,7 +61,7 @@ def _write_committed(path, write):
     """`write(tmp)` then fsync, rename onto `path`, fsync the folder."""
     folder = os.path.dirname(path)
     name = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    fd, tmp = file_modes.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
@@ -105,6 +106,45 @@ def finished_output(partial, output_path):
         return False
 
 
+class JournalInUse(FileExistsError):
+    """Another live run holds the journal's lock.
+
+    Attributes:
+        pid: int or None, the process holding it (where known).
+    """
+
+    def __init__(self, message, pid=None):
+        super().__init__(message)
+        self.pid = pid
+
+
+def lock_holder(fd):
+    """The pid holding a `flock` on the file open as `fd`, read from
+    `/proc/locks` (Linux); None where it cannot be told."""
+    stat = os.fstat(fd)
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
+    try:
+        with open("/proc/locks", encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except (OSError, ValueError):
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue  # another kind, or a waiter ("->")
+        major, minor, inode = fields[5].rsplit(":", 2)[-3:]
+        if (
+            inode == str(stat.st_ino)
+            and f"{int(major, 16):02x}:{int(minor, 16):02x}" == device
+        ):
+            try:
+                pid = int(fields[4])
+            except ValueError:
+                return None
+            return pid if pid > 0 else None
+    return None
+
+
 class EmbedJournal:
     """The `.partial` folder of one output: open, resume, commit, publish.
 
@@ -121,9 +161,17 @@ class EmbedJournal:
         self.recorded = record  # the manifest's, once opened
         self.chunk_lines = chunk_lines
         self._lock_fd = None
+        self.opened = False  # `open` succeeded: the folder is this run's
 
     def _lock(self):
-        """Takes the folder's exclusive lock (POSIX `flock`)."""
+        """Takes the folder's exclusive lock (POSIX `flock`), once.
+
+        Raises:
+            JournalInUse: another live run holds it (named by its pid
+                where `/proc/locks` tells it).
+        """
+        if self._lock_fd is not None:
+            return
         try:
             import fcntl
         except ImportError:  # Windows: no advisory locks
@@ -132,10 +180,16 @@ class EmbedJournal:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
+            holder = lock_holder(fd)
             os.close(fd)
-            raise FileExistsError(
-                f"Another run is writing {self.partial!r} now; wait for it "
-                "to finish (or stop it) before running again."
+            who = "another run" if holder is None else f"process {holder}"
+            raise JournalInUse(
+                f"Another run holds the output: {self.partial!r} is being "
+                f"written now by {who} (its lock is held"
+                + ("" if holder is None else f" by pid {holder}")
+                + "); wait for it to finish (or stop it) before running "
+                "again. Nothing was changed.",
+                holder,
             ) from e
         self._lock_fd = fd
 
@@ -162,7 +216,10 @@ class EmbedJournal:
         from keras_elmo.embedding.run_identity import changes
 
         if os.path.lexists(self.partial) and not resume:
+            if os.path.isdir(self.partial):
+                self._lock()  # a journal in use is not "interrupted"
             if not force:
+                self.close()
                 raise FileExistsError(
                     f"An interrupted run left {self.partial!r}; pass "
                     "`resume=True` to continue it or `force=True` to start "
@@ -191,6 +248,7 @@ class EmbedJournal:
             self.chunk_lines = int(recorded["chunk_lines"])
             self.recorded = recorded["run"]
             self._remove_temporaries()
+            self.opened = True
             return
         if os.path.lexists(self.partial):
             raise ValueError(
@@ -202,7 +260,9 @@ class EmbedJournal:
         # Made complete under a hidden name, then renamed: a journal
         # always has its manifest.
         folder, name = os.path.split(os.path.abspath(self.partial))
-        new = tempfile.mkdtemp(dir=folder, prefix=f".{name}.", suffix=".trash")
+        new = file_modes.mkdtemp(
+            dir=folder, prefix=f".{name}.", suffix=".trash"
+        )
         manifest = {
             "format": FORMAT,
             "run": self.record,
@@ -214,6 +274,7 @@ class EmbedJournal:
         os.rename(new, self.partial)
         fsync_directory(folder)
         self._lock()
+        self.opened = True
 
     def _manifest(self):
         try:
@@ -250,6 +311,16 @@ class EmbedJournal:
         shutil.rmtree(trash, ignore_errors=True)
 
     # --- chunks --------------------------------------------------------
+
+    def committed_chunks(self):
+        """The numbers of the chunks committed so far."""
+        numbers = []
+        for path in glob.glob(os.path.join(glob.escape(self.partial), "*")):
+            name = os.path.basename(path)
+            if name.startswith("chunk-") and name.endswith(".hdf5"):
+                with contextlib.suppress(ValueError):
+                    numbers.append(int(name[len("chunk-") : -len(".hdf5")]))
+        return sorted(numbers)
 
     def has_chunk(self, number, start, count, digest):
         """Whether chunk `number` is committed for these lines."""

@@ -49,6 +49,7 @@ from keras_elmo.presets import archive_digest
 from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
+from keras_elmo.utils import file_modes
 from keras_elmo.utils import write_faults
 
 logger = logging.getLogger(__name__)
@@ -233,7 +234,8 @@ def unpack_archive(
                 plan = check_members(archive, label)
             else:
                 plan = check_tar_members(archive, label)
-        staging = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
+        # renamed into the cache: the mode `os.mkdir` would give
+        staging = file_modes.mkdtemp(prefix=PARTIAL_PREFIX, dir=root)
         try:
             if kind == "zip":
                 _extract_zip(archive, plan, staging, label, target)

@@ -1,5 +1,8 @@
 """`batch_to_ids`: tokenized sentences -> ELMo character ids (NumPy)."""
 
+from collections.abc import Mapping
+from collections.abc import Set
+
 import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
@@ -42,7 +45,8 @@ def batch_to_ids(sentences):
     as a zero-byte word `[BOW, EOW, PAD, ...]`.
 
     Args:
-        sentences: list of lists of str. The tokenized sentences.
+        sentences: list of lists of str. The tokenized sentences (a dict
+            or set is not a batch: its order is not the caller's).
 
     Returns:
         int32 array `[B, T, 50]`, `T` the longest sentence (0 for an empty
@@ -56,13 +60,15 @@ def batch_to_ids(sentences):
     >>> ids[0, 0, :8].tolist()
     [259, 73, 102, 109, 109, 112, 260, 261]
     """
-    if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
+    if isinstance(sentences, (str, bytes, Mapping, Set)) or not hasattr(
+        sentences, "__len__"
+    ):
         raise TypeError(
             "`sentences` must be a list of lists of str tokens, "
             f"received {type(sentences).__name__}: {sentences!r:.80}"
         )
     for i, sentence in enumerate(sentences):
-        if isinstance(sentence, (str, bytes)) or not hasattr(
+        if isinstance(sentence, (str, bytes, Mapping, Set)) or not hasattr(
             sentence, "__len__"
         ):
             raise TypeError(

@@ -42,6 +42,7 @@ from keras_elmo.training.lm_loss import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
 from keras_elmo.training.step_callbacks import step_logs
+from keras_elmo.training.trained_model import finished_model
 from keras_elmo.training.trained_model import write_trained_model
 from keras_elmo.training.trainer import TrainingDiverged
 
@@ -126,6 +127,10 @@ class NeutralTrainer:
             self._restore(restored)
         self.resumed_from = restored
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
+        # A rerun of a finished run: `train` then changes nothing.
+        self.finished = finished_model(
+            config.out_dir, self.position["epoch"], config.epochs, restored
+        )
         self.callbacks = list(callbacks or [])
         self._read_variables()
         self._step = _make_step(backend)(
@@ -205,8 +210,13 @@ class NeutralTrainer:
     def train(self):
         """Runs the remaining epochs; returns the history of every epoch
         (`OUT/history.json`, earlier interrupted runs included), then
-        writes the model's files to `out_dir` (`write_outputs`)."""
+        writes the model's files to `out_dir` (`write_outputs`). A run
+        whose model `out_dir` already holds (`self.finished`) trains and
+        writes nothing."""
         config, position = self.config, self.position
+        if self.finished:
+            logger.info("%s holds this run's finished model.", config.out_dir)
+            return list(self.history.entries)
         callbacks = list(self.callbacks)
         if config.verbose:
             callbacks.append(StepProgress(config.steps_per_epoch))

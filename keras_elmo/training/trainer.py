@@ -47,6 +47,7 @@ from keras_elmo.training.step_callbacks import step_callbacks
 from keras_elmo.training.step_callbacks import step_logs
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
+from keras_elmo.training.trained_model import finished_model
 from keras_elmo.training.trained_model import write_trained_model
 from keras_elmo.training.validation_rules import ValidationRules
 
@@ -126,6 +127,14 @@ class Trainer:
         self.resumed_from = restored
         self.history = EpochHistory(
             config.out_dir, int(self.state.epoch.numpy()), self.chief
+        )
+        # A rerun of a finished run: `train` then changes nothing.
+        self.finished = finished_model(
+            config.out_dir,
+            int(self.state.epoch.numpy()),
+            config.epochs,
+            restored and restored + ".index",
+            stopped=bool(self.state.stopped.numpy()),
         )
         self._train_step = self._make_train_step()
 
@@ -213,8 +222,13 @@ class Trainer:
         the same `out_dir` (`out_dir/history.json`). With a validation
         set, the model left in `self.model` and written to `out_dir` is
         the one of the epoch with the lowest validation perplexity.
+        A run whose model `out_dir` already holds (`self.finished`)
+        trains and writes nothing.
         """
         config = self.config
+        if self.finished:
+            logger.info("%s holds this run's finished model.", config.out_dir)
+            return list(self.history.entries)
         writer = checkpoints.summary_writer(config.out_dir, self.chief)
         state = self.state
         while int(state.epoch.numpy()) < config.epochs and not bool(

@@ -8,8 +8,8 @@ import re
 import shutil
 import socket
 import sys
-import tempfile
 
+from keras_elmo.utils import file_modes
 from keras_elmo.utils import write_faults
 
 # renameat2(2) (Linux >= 3.15, glibc >= 2.28).
@@ -41,15 +41,11 @@ def _atomic_path(path):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     remove_abandoned(path)
-    fd, tmp = tempfile.mkstemp(
+    # The mode a plain `open(path, "w")` would give (not mkstemp's 0600).
+    fd, tmp = file_modes.mkstemp(
         dir=directory, prefix=_temporary_prefix(path), suffix=".tmp"
     )
     os.close(fd)
-    # mkstemp makes the file private (0600); give it the permissions a
-    # plain `open(path, "w")` would (0666 minus the umask).
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield tmp
         with open(tmp, "rb+") as f:
@@ -149,7 +145,8 @@ def _atomic_directory(path):
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     remove_abandoned(path)
-    tmp = tempfile.mkdtemp(
+    # The mode a plain `os.mkdir(path)` would give (not mkdtemp's 0700).
+    tmp = file_modes.mkdtemp(
         dir=parent, prefix=_temporary_prefix(path), suffix=".tmp"
     )
     try:

@@ -1,5 +1,6 @@
 """Storage faults (disk full, quota, file size limit, read-only or
-unwritable directory) turned into one clear error naming the destination.
+unwritable directory) turned into one clear error naming the destination,
+and an interruption (Ctrl-C) into one saying what was kept.
 
 A write that fails part-way raises, depending on the library, an
 `OSError` with an errno (Python files, zip), a `RuntimeError` whose text
@@ -55,6 +56,37 @@ class WriteFailed(OSError):
 
     def __str__(self):
         return self.message
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a run that writes; the message says what
+    was kept and how to continue (a command prints it as one line)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+@contextlib.contextmanager
+def interrupted(describe):
+    """Re-raises a `KeyboardInterrupt` as `Interrupted(describe())`, the
+    callable saying what was kept (a plain `KeyboardInterrupt` goes on
+    where it cannot tell)."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt as e:
+        try:
+            message = describe()
+        except Exception:  # noqa: BLE001 (the interruption comes first)
+            message = None
+        if not message:
+            raise
+        raise Interrupted(message) from e
 
 
 def storage_fault(error):

@@ -1,0 +1,137 @@
+"""A finished `keras-elmo train` rerun says so in one line and changes
+nothing; a larger --epochs continues it, --force starts over; Ctrl-C
+prints one line naming the checkpoint kept and exits 130."""
+
+import hashlib
+import json
+import os
+import sys
+
+import pytest
+
+from keras_elmo.cli.main import main
+from keras_elmo.training import trainer as trainer_module
+from keras_elmo.training.trained_model import finished_model
+from keras_elmo.weights import model_files
+from tests.training.training_helpers import tiny_train_args
+
+FLAGS = (
+    "--steps-per-epoch",
+    "2",
+    "--batch-size",
+    "8",
+    "--checkpoint-every",
+    "1",
+)
+
+
+def train(vocab, out, *flags):
+    return main(tiny_train_args(vocab, out, *FLAGS, *flags))
+
+
+def snapshot(out):
+    """{relative path: (sha256, mtime_ns)} of every file under `out`."""
+    found = {}
+    for folder, _, files in os.walk(out):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                content = hashlib.sha256(f.read()).hexdigest()
+            found[os.path.relpath(path, out)] = (
+                content,
+                os.stat(path).st_mtime_ns,
+            )
+    return found
+
+
+def history(out):
+    with open(os.path.join(out, "history.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.large
+def test_a_finished_rerun_changes_nothing(sample_vocab, tmp_path, capsys):
+    out = str(tmp_path / "run")
+    assert train(sample_vocab, out, "--epochs", "1") == 0
+    first = capsys.readouterr()
+    assert json.loads(first.out)["epoch"] == 1
+    before = snapshot(out)
+
+    assert train(sample_vocab, out, "--epochs", "1") == 0
+    rerun = capsys.readouterr()
+    assert rerun.out == ""  # no replayed epoch JSON
+    assert rerun.err == (
+        f"keras-elmo train: {out} already holds the finished model of this "
+        "run (1 epoch); nothing to do (a larger --epochs continues it, "
+        "--force starts over).\n"
+    )
+    assert snapshot(out) == before  # not one byte or mtime changed
+
+    # A larger --epochs continues from the finished checkpoint.
+    assert train(sample_vocab, out, "--epochs", "2") == 0
+    assert json.loads(capsys.readouterr().out)["epoch"] == 2
+    assert [h["epoch"] for h in history(out)] == [1, 2]
+    paths = model_files.model_paths(out).values()
+    assert all(
+        os.stat(p).st_mtime_ns > before[os.path.basename(p)][1] for p in paths
+    )
+
+    # --force starts over: one epoch again, the model rewritten.
+    continued = snapshot(out)
+    assert train(sample_vocab, out, "--epochs", "1", "--force") == 0
+    assert json.loads(capsys.readouterr().out)["epoch"] == 1
+    assert [h["epoch"] for h in history(out)] == [1]
+    assert snapshot(out)["weights.hdf5"] != continued["weights.hdf5"]
+
+
+@pytest.mark.large
+def test_ctrl_c_in_train_names_the_checkpoint_kept(
+    sample_vocab, tmp_path, monkeypatch, capsys
+):
+    out = str(tmp_path / "run")
+    real = trainer_module.Trainer._step_applied
+    steps = []
+
+    def step_applied(self, *args):
+        if len(steps) == 3:  # Ctrl-C in step 4; checkpoints after 1, 2, 3
+            raise KeyboardInterrupt
+        steps.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(trainer_module.Trainer, "_step_applied", step_applied)
+    argv = tiny_train_args(sample_vocab, out, *FLAGS, "--epochs", "2")
+    monkeypatch.setattr(sys, "argv", ["keras-elmo", *argv])
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main(): a traceback")
+    assert status == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1] == (
+        f"keras-elmo train: interrupted: the checkpoint of step 3 is kept in "
+        f"{out}/checkpoints; rerun the same command to resume from it"
+    ), captured.err
+    assert "Traceback" not in captured.err
+    assert not os.path.exists(os.path.join(out, "weights.hdf5"))
+
+
+def test_finished_model_needs_the_epochs_and_newer_model_files(tmp_path):
+    out = str(tmp_path)
+    checkpoint = tmp_path / "checkpoints" / "ckpt-4.npz"
+    checkpoint.parent.mkdir()
+    checkpoint.write_bytes(b"c")
+    paths = list(model_files.model_paths(out).values())
+    for path in paths[:-1]:
+        open(path, "w").close()
+    assert not finished_model(out, 2, 2, str(checkpoint))  # a file missing
+    open(paths[-1], "w").close()
+    assert finished_model(out, 2, 2, str(checkpoint))
+    assert finished_model(out, 3, 2, str(checkpoint))
+    assert not finished_model(out, 1, 2, str(checkpoint))  # more epochs
+    assert finished_model(out, 1, 2, str(checkpoint), stopped=True)
+    assert not finished_model(out, 2, 2, None)  # no checkpoint
+    # A checkpoint newer than the model files: the model is an older run's.
+    newer = os.stat(paths[0]).st_mtime_ns + 10**9
+    os.utime(checkpoint, ns=(newer, newer))
+    assert not finished_model(out, 2, 2, str(checkpoint))
