@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from keras_elmo.data.corpus import iter_sentences
 from keras_elmo.data.lm_dataset import make_lm_dataset
-from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.training.fused_loss import direction_loss_sum
 
 
 def evaluate_model(model, vocabulary, data, batch_size=64, max_tokens=100):

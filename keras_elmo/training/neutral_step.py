@@ -3,7 +3,7 @@
 `make_loss_fn` is the forward pass and loss of one step, written in
 `keras.ops` over explicit variable values (`model.stateless_call`, with
 dropout's seed-generator states in and out with the non-trainable
-values), for both directions of `neutral_lm_loss`:
+values), for both directions of `losses` (the keras.ops definition):
 
     loss = 0.5 * (sum CE_fwd / max(N_fwd, 1) + sum CE_bwd / max(N_bwd, 1)),
 
@@ -21,7 +21,7 @@ step (`jax_train_step`, `torch_train_step`) only differentiates
 import keras
 import numpy as np
 
-from keras_elmo.training.neutral_lm_loss import direction_loss_sum
+from keras_elmo.training.losses import direction_loss_sum
 
 
 def make_loss_fn(config, model):

@@ -1,7 +1,7 @@
 """`NeutralTrainer`: biLM training on JAX and PyTorch, resumable, one process.
 
 The loss of `Trainer` (TensorFlow), written in `keras.ops`
-(`neutral_lm_loss`): per step,
+(`losses`): per step,
 
     loss = 0.5 * (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd)
 
@@ -38,7 +38,7 @@ from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import resolve_model_config
-from keras_elmo.training.lm_loss import check_sampler_fits
+from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
 from keras_elmo.training.step_callbacks import step_logs

@@ -33,14 +33,14 @@ from keras_elmo.training import checkpoints
 from keras_elmo.training import run_record
 from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
+from keras_elmo.training.fused_loss import direction_loss_sum
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import load_init_from
 from keras_elmo.training.init_from import resolve_model_config
-from keras_elmo.training.lm_loss import check_sampler_fits
-from keras_elmo.training.lm_loss import direction_loss_sum
 from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.loss_scale import dtype_policy
+from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.step_callbacks import step_callbacks
