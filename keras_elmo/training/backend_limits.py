@@ -3,9 +3,10 @@
 `keras_elmo.training.trainer.Trainer` (TensorFlow) runs every setting;
 `NeutralTrainer` (JAX, PyTorch) runs the default recipe: one process, float32,
 full or sampled softmax with replacement, any Keras optimizer (bilm-tf's
-Adagrad as dense updates, the same values). A setting that needs
-`tf.distribute`, TensorFlow's loss scaling, its without-replacement
-sampler or the validation loop is refused here, naming the setting and
+Adagrad as dense updates, the same values), validation with the plateau
+schedule and early stopping, and `init_from`. A setting that needs
+`tf.distribute`, TensorFlow's loss scaling or its without-replacement
+sampler is refused here, naming the setting and
 the backend, before anything is built or written.
 """
 
@@ -55,13 +56,6 @@ def training_refusals(config, backend):
             "replacement, a dynamic-shape loop); pass `sampler=replacement` "
             "for the sampled softmax with replacement"
         )
-    if config.valid:
-        found.append(
-            f"`valid` {needs} for now (the validation perplexity, the "
-            "plateau schedule and early stopping run there)"
-        )
-    if config.init_from:
-        found.append(f"`init_from` {needs} for now (untested elsewhere)")
     return found
 
 

@@ -12,7 +12,12 @@ objects; read with `allow_pickle=False`):
   rate, moments), with `optimizer_paths`;
 - `state/<name>`: the position and the epoch's running totals
   (`POSITION`: step, epoch, batch in epoch, epoch loss sums and token
-  counts, the learning rate).
+  counts, the learning rate, and the validation rules' best perplexity,
+  epochs without gain and whether early stopping ended the run).
+
+`OUT/best/best.npz` holds the weights of the epoch with the lowest
+validation perplexity (`save_best`), written when a validation set is
+given; the model a run writes at the end is that one.
 
 Each file is written to a temporary beside it and renamed into place
 (`utils.atomic.atomic_path`), so a kill leaves the previous checkpoints
@@ -47,7 +52,17 @@ POSITION = (
     "epoch_sums",
     "epoch_counts",
     "learning_rate",
+    "best_valid",
+    "epochs_without_gain",
+    "stopped",
 )
+# The validation rules' state (`ValidationRules.decide`) a checkpoint
+# written before they ran here lacks: a run without validation.
+NO_VALIDATION_YET = {
+    "best_valid": float(np.finfo(np.float64).max),
+    "epochs_without_gain": 0,
+    "stopped": False,
+}
 _NAME = re.compile(r"ckpt-(\d+)\.npz$")
 
 
@@ -118,8 +133,53 @@ def load(path, shapes):
                     f"({len(expected)}). Pass `force=True` to start over."
                 )
             parts.append(arrays)
-        position = {k: data[f"state/{k}"] for k in POSITION}
+        position = {
+            k: data[f"state/{k}"]
+            if f"state/{k}" in data.files
+            else NO_VALIDATION_YET[k]
+            for k in POSITION
+        }
     return parts[0], parts[1], position
+
+
+def best_path(out_dir):
+    """`OUT/best/best.npz`: the weights of the best validation epoch."""
+    return os.path.join(out_dir, "best", "best.npz")
+
+
+def save_best(out_dir, epoch, model_arrays):
+    """Writes the model's arrays of 1-based `epoch` as the best, atomically
+    (the best of an earlier epoch is replaced in one rename)."""
+    path = best_path(out_dir)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    arrays = {f"model/{i}": a for i, a in enumerate(model_arrays)}
+    arrays["epoch"] = np.asarray(epoch)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+
+def load_best(out_dir, model_shapes):
+    """`(epoch, model_arrays)` of `save_best`, or `(None, None)` when
+    validation never chose one.
+
+    Raises:
+        run_record.RunMismatch: its arrays do not have `model_shapes`.
+    """
+    path = best_path(out_dir)
+    if not os.path.exists(path):
+        return None, None
+    with np.load(path, allow_pickle=False) as data:
+        arrays = []
+        while f"model/{len(arrays)}" in data.files:
+            arrays.append(data[f"model/{len(arrays)}"])
+        epoch = int(data["epoch"])
+    if [tuple(a.shape) for a in arrays] != [tuple(s) for s in model_shapes]:
+        raise run_record.RunMismatch(
+            f"Cannot restore the best weights from {path!r}: its arrays do "
+            "not have the shapes of this run's model."
+        )
+    return epoch, arrays
 
 
 def neutral_record(config, model_config):
@@ -148,6 +208,9 @@ def prepare_run(out_dir, record, force=False):
             match = re.match(r"\.(ckpt-\d+\.npz)\.", entry)
             if match:
                 remove_abandoned(os.path.join(directory, match.group(1)))
+    best = os.path.dirname(best_path(out_dir))
+    if os.path.isdir(best):
+        remove_abandoned(best_path(out_dir))
     latest = latest_checkpoint(out_dir)
     tf_index = os.path.join(directory, "checkpoint")
     if not force and os.path.exists(tf_index):

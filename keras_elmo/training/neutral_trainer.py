@@ -7,8 +7,8 @@ The loss of `Trainer` (TensorFlow), written in `keras.ops`
 
 over the batch's real tokens, full softmax or sampled with replacement;
 its gradient is clipped by the global norm and applied by the Keras
-optimizer in one step (`jax_train_step.make_jax_step`, compiled;
-`torch_train_step.make_torch_step`, eager; both `neutral_step`'s). The
+optimizer in one step (`steps.make_jax_step`, compiled;
+`steps.make_torch_step`, eager). The
 model, optimizer and dropout seed states live as arrays between steps;
 checkpoints (`neutral_checkpoints`) hold them with the position (epoch,
 batch in epoch, step) and the epoch's running totals, every
@@ -18,8 +18,12 @@ uninterrupted run. With several local JAX devices and a batch they
 divide, the model is built under `keras.distribution.DataParallel`
 (variables replicated, batch rows split). The sampled softmax's
 candidates are drawn from the seed `[seed, 2 * step + direction]`, so a
-resumed run draws the same ones. Settings that need TensorFlow are
-refused by name (`backend_limits`).
+resumed run draws the same ones. With a validation set, each epoch
+ends with its perplexity (`evaluate.evaluate_model`, the `losses`
+definition) and the decisions of `ValidationRules.decide` (best weights
+in `OUT/best/best.npz`, plateau decay, early stopping), kept in the
+checkpointed position; `init_from` loads its weights before any resume.
+Settings that need TensorFlow are refused by name (`backend_limits`).
 """
 
 import logging
@@ -37,13 +41,16 @@ from keras_elmo.training.backend_limits import check_training_backend
 from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
+from keras_elmo.training.init_from import load_init_from
 from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
 from keras_elmo.training.step_callbacks import step_logs
+from keras_elmo.training.steps import make_stateless_step
 from keras_elmo.training.trained_model import write_trained_model
 from keras_elmo.training.trainer import TrainingDiverged
+from keras_elmo.training.validation_rules import ValidationRules
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +71,7 @@ class NeutralTrainer:
         config: `keras_elmo.training.TrainingConfig`. Settings that need
             TensorFlow (`strategy` mirrored / multi_worker,
             `mixed_precision`, `sampler="unique"` with a sampled
-            softmax, `valid`, `init_from`) raise `ValueError` naming them.
+            softmax) raise `ValueError` naming them.
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of another run's checkpoints
             raises `run_record.RunMismatch` naming what differs.
@@ -110,6 +117,9 @@ class NeutralTrainer:
                 config.optimizer, config.learning_rate
             )
             self.optimizer.build(self.model.trainable_variables)
+        if config.init_from:
+            load_init_from(self.model, vocabulary_size, config.init_from)
+        self.rules = ValidationRules(config)
         record = neutral_checkpoints.neutral_record(config, self.model_config)
         restored = neutral_checkpoints.prepare_run(
             config.out_dir, record, force
@@ -121,6 +131,7 @@ class NeutralTrainer:
             "epoch_sums": np.zeros(2),
             "epoch_counts": np.zeros(2),
             "learning_rate": config.learning_rate,
+            **neutral_checkpoints.NO_VALIDATION_YET,
         }
         if restored:
             self._restore(restored)
@@ -128,7 +139,7 @@ class NeutralTrainer:
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
         self.callbacks = list(callbacks or [])
         self._read_variables()
-        self._step = _make_step(backend)(
+        self._step = make_stateless_step(backend)(
             self.config, self.model, self.optimizer
         )
 
@@ -172,6 +183,9 @@ class NeutralTrainer:
             "epoch_sums": np.array(position["epoch_sums"], np.float64),
             "epoch_counts": np.array(position["epoch_counts"], np.float64),
             "learning_rate": float(position["learning_rate"]),
+            "best_valid": float(position["best_valid"]),
+            "epochs_without_gain": int(position["epochs_without_gain"]),
+            "stopped": bool(position["stopped"]),
         }
         logger.info(
             "Resumed from %s: epoch %d, batch %d, step %d",
@@ -215,10 +229,12 @@ class NeutralTrainer:
         callbacks = keras.callbacks.CallbackList(callbacks)
         callbacks.on_train_begin()
         try:
-            while position["epoch"] < config.epochs:
+            while position["epoch"] < config.epochs and not position["stopped"]:
                 result = self._train_epoch(
                     position["epoch"], position["batch_in_epoch"], callbacks
                 )
+                if config.valid:
+                    result.update(self._validate(result["epoch"]))
                 self.history.append(result)
                 logger.info("Epoch %d: %s", result["epoch"], result)
                 position["epoch"] += 1
@@ -228,9 +244,75 @@ class NeutralTrainer:
                 self.save_checkpoint()
         finally:
             callbacks.on_train_end()
+        if position["stopped"]:
+            logger.info(
+                "Early stopping after epoch %d: %d epochs in a row gained "
+                "less than %g over the best validation perplexity %.3f.",
+                position["epoch"],
+                position["epochs_without_gain"],
+                config.early_stopping_min_delta,
+                position["best_valid"],
+            )
         self._write_variables()
+        self.restore_best()
         self.write_outputs()
         return list(self.history.entries)
+
+    def _validate(self, epoch):
+        """Validation perplexity of 1-based `epoch` and the rules'
+        decisions (`ValidationRules.decide`), as `Trainer._validate`."""
+        from keras_elmo.training.evaluate import evaluate_model
+
+        config, position = self.config, self.position
+        self._write_variables()
+        valid = evaluate_model(
+            self.model,
+            self.vocabulary,
+            config.valid,
+            config.batch_size,
+            max_tokens=config.max_tokens,
+        )
+        rule_state = {
+            k: position[k]
+            for k in ("best_valid", "epochs_without_gain", "stopped")
+        }
+        rule_state["learning_rate"] = position["learning_rate"]
+        decisions, after = self.rules.decide(rule_state, valid["perplexity"])
+        position.update(after)
+        if decisions["improved"]:
+            neutral_checkpoints.save_best(
+                config.out_dir,
+                epoch,
+                [_numpy(v) for v in self.model.variables],
+            )
+        return {
+            "valid_perplexity": valid["perplexity"],
+            "valid_forward_perplexity": valid["forward_perplexity"],
+            "valid_backward_perplexity": valid["backward_perplexity"],
+            "best": decisions["improved"],
+            "valid_gain": decisions["gain"],
+            "decayed": decisions["decayed"],
+            "stop": decisions["stop"],
+        }
+
+    def restore_best(self):
+        """Loads the best-validation weights, if a validation set chose
+        one; returns that epoch (1-based) or None, as
+        `Trainer.restore_best`."""
+        if not self.config.valid:
+            return None
+        epoch, arrays = neutral_checkpoints.load_best(
+            self.config.out_dir, [tuple(v.shape) for v in self.model.variables]
+        )
+        if epoch is None:
+            return None
+        for variable, value in zip(self.model.variables, arrays):
+            variable.assign(value)
+        self._read_variables()
+        logger.info(
+            "Restored the weights of epoch %d (best validation).", epoch
+        )
+        return epoch
 
     def _batches(self, epoch, skip):
         dataset = epoch_batches(self.config, self.vocabulary, epoch).skip(skip)
@@ -265,7 +347,10 @@ class NeutralTrainer:
 
     def _train_epoch(self, epoch, skip, callbacks):
         config, position = self.config, self.position
-        learning_rate = config.learning_rate_at(epoch)
+        if config.lr_schedule == "plateau":
+            learning_rate = position["learning_rate"]  # the rules' decision
+        else:
+            learning_rate = config.learning_rate_at(epoch)
         self._set_learning_rate(learning_rate)
         logger.info(
             "Epoch %d/%d, learning rate %g",
@@ -361,17 +446,6 @@ def _scope(distribution):
     import contextlib
 
     return distribution.scope() if distribution else contextlib.nullcontext()
-
-
-def _make_step(backend):
-    """The step maker of `backend` (`make_jax_step` or `make_torch_step`)."""
-    if backend == "torch":
-        from keras_elmo.training.torch_train_step import make_torch_step
-
-        return make_torch_step
-    from keras_elmo.training.jax_train_step import make_jax_step
-
-    return make_jax_step
 
 
 def _numpy(variable):

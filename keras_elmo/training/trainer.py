@@ -31,9 +31,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
 from keras_elmo.training import run_record
-from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
-from keras_elmo.training.fused_loss import direction_loss_sum
 from keras_elmo.training.history import EpochHistory
 from keras_elmo.training.history import epoch_result
 from keras_elmo.training.init_from import load_init_from
@@ -42,9 +40,9 @@ from keras_elmo.training.loss_scale import LossScale
 from keras_elmo.training.loss_scale import dtype_policy
 from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.optimizer import make_optimizer
-from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.step_callbacks import step_callbacks
 from keras_elmo.training.step_callbacks import step_logs
+from keras_elmo.training.steps import make_tf_step
 from keras_elmo.training.strategy import is_chief
 from keras_elmo.training.strategy import make_strategy
 from keras_elmo.training.trained_model import write_trained_model
@@ -127,82 +125,9 @@ class Trainer:
         self.history = EpochHistory(
             config.out_dir, int(self.state.epoch.numpy()), self.chief
         )
-        self._train_step = self._make_train_step()
-
-    # --- one step -------------------------------------------------------
-
-    def _make_train_step(self):
-        model, optimizer = self.model, self.optimizer
-        config = self.config
-        variables = model.trainable_variables
-        replicas = self.strategy.num_replicas_in_sync
-        sparse_rows = isinstance(optimizer, SparseAdagrad)
-
-        def replica_step(features, targets, step):
-            context = tf.distribute.get_replica_context()
-            replica = context.replica_id_in_sync_group
-            replica = tf.cast(replica, tf.int64)
-            seed = tf.stack(
-                [tf.cast(config.seed, tf.int64), step * 1024 + 2 * replica]
-            )
-            with tf.GradientTape() as tape:
-                hidden = model(features["char_ids"], training=True)
-                sums, counts = [], []
-                for k, direction in enumerate(("forward", "backward")):
-                    loss_sum, count = direction_loss_sum(
-                        model.softmax,
-                        hidden[direction],
-                        targets[direction],
-                        num_sampled=config.num_sampled,
-                        seed=seed + k,
-                        training=True,
-                        unique=config.sampler == "unique",
-                    )
-                    sums.append(loss_sum)
-                    counts.append(count)
-                total = context.all_reduce("sum", tf.stack(counts))
-                total = tf.maximum(total, 1.0)
-                loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
-                # bilm-tf's gradient is that of `loss * unroll_steps`; the
-                # float16 loss scale is undone before the clip, this is not.
-                scaled = loss * config.loss_multiplier * self.loss_scale.value
-            grads = tape.gradient(scaled, variables)
-            # Row gradients (the softmax's) stay `IndexedSlices` through the
-            # all-reduce and the clip when the optimizer updates rows.
-            grads = [
-                tf.zeros_like(v)
-                if g is None
-                else (g if sparse_rows else tf.convert_to_tensor(g))
-                for g, v in zip(grads, variables)
-            ]
-            grads = context.all_reduce("sum", grads)
-            # The optimizer sums over replicas again: `replicas` divides.
-            # A non-finite step is applied as a zero gradient (a
-            # conditional update cannot hold the optimizer's cross-replica
-            # sync); the host loop then stops before anything is saved.
-            grads, norm, finite = clipped_gradients(
-                grads, config.clip_norm, self.loss_scale.value, replicas
-            )
-            optimizer.apply_gradients(zip(grads, variables))
-            applied = tf.cast(finite, tf.float32)
-            return tf.stack(sums), tf.stack(counts), norm, applied
-
-        @tf.function
-        def train_step(iterator, step):
-            features, targets = next(iterator)
-            sums, counts, norm, applied = self.strategy.run(
-                replica_step, args=(features, targets, step)
-            )
-            reduce = self.strategy.reduce
-            return (
-                reduce("sum", sums, axis=None),
-                reduce("sum", counts, axis=None),
-                # Equal on every replica (computed after the all-reduce).
-                reduce("mean", norm, axis=None),
-                reduce("mean", applied, axis=None),
-            )
-
-        return train_step
+        self._train_step = make_tf_step(
+            config, self.model, self.optimizer, self.strategy, self.loss_scale
+        )
 
     # --- the loop -------------------------------------------------------
 
