@@ -131,9 +131,9 @@ def training_setup(args):
 
     import keras_elmo
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-    from keras_elmo.training.clipped_gradients import clipped_gradients
     from keras_elmo.training.fused_loss import direction_loss_sum
-    from keras_elmo.training.optimizer import make_optimizer
+    from keras_elmo.training.sparse_adagrad import make_optimizer
+    from keras_elmo.training.steps import clipped_gradients
 
     cfg = keras_elmo.BiLMConfig.from_architecture(args.preset)
     keras.utils.set_random_seed(0)

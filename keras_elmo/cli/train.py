@@ -172,10 +172,10 @@ def run(args):
 
     import keras
 
-    from keras_elmo.training.backend_limits import check_training_backend
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import check_training_backend
 
     config = TrainingConfig(
         **{

@@ -30,29 +30,49 @@ whose seed generator has no initial seed (the biLM's), so each step first
 seeds it with the step's seed `(a, b)` as `a * 2**32 + b`: the masks follow
 from the run's seed and the step number, and a resumed run draws the
 same ones.
+
+Float16 loss scaling for the TensorFlow step: `LossScale`, and
+`dtype_policy`, the Keras policy of `TrainingConfig.mixed_precision`.
+
+The global-norm clip of the TensorFlow step (`clipped_gradients`), over
+dense and row (`IndexedSlices`) gradients alike (`summed_rows`).
 """
+
+import logging
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from keras_elmo.training import losses
 
+logger = logging.getLogger(__name__)
 
-def make_tf_step(config, model, optimizer, strategy, loss_scale):
+
+def make_tf_step(
+    config,
+    model,
+    optimizer,
+    strategy,
+    loss_scale,
+    direction_loss_sum,
+    sparse_rows,
+):
     """The TensorFlow step: a `tf.function` `(iterator, step int64) ->
     (sums [2], counts [2], gradient_norm, applied)`, over `strategy`'s
     replicas (module docstring). `applied` is 1.0, or 0.0 where the
-    gradient was not finite and a zero one was applied instead."""
-    import tensorflow as tf
+    gradient was not finite and a zero one was applied instead.
 
-    from keras_elmo.training import fused_loss
-    from keras_elmo.training.clipped_gradients import clipped_gradients
-    from keras_elmo.training.sparse_adagrad import SparseAdagrad
-
+    Args:
+        direction_loss_sum: the loss of one direction,
+            `fused_loss.direction_loss_sum` (a parameter, so a test can
+            poison it).
+        sparse_rows: bool. The optimizer updates rows (`SparseAdagrad`):
+            row gradients stay `IndexedSlices`.
+    """
     variables = model.trainable_variables
     replicas = strategy.num_replicas_in_sync
-    sparse_rows = isinstance(optimizer, SparseAdagrad)
 
     def replica_step(features, targets, step):
         context = tf.distribute.get_replica_context()
@@ -65,7 +85,7 @@ def make_tf_step(config, model, optimizer, strategy, loss_scale):
             hidden = model(features["char_ids"], training=True)
             sums, counts = [], []
             for k, direction in enumerate(("forward", "backward")):
-                loss_sum, count = fused_loss.direction_loss_sum(
+                loss_sum, count = direction_loss_sum(
                     model.softmax,
                     hidden[direction],
                     targets[direction],
@@ -250,3 +270,129 @@ def make_torch_step(config, model, optimizer):
 def make_stateless_step(backend):
     """The step maker of `backend` (`make_jax_step` or `make_torch_step`)."""
     return make_torch_step if backend == "torch" else make_jax_step
+
+
+class LossScale(tf.Module):
+    """Dynamic loss scaling for float16 training; a constant 1 otherwise.
+
+    The loss is multiplied by `value` before the gradient and the gradient
+    divided by it after, so small float16 gradients do not flush to zero.
+    When the gradients overflow while the loss is finite, the scale halves
+    and the batch is skipped; after `period` good steps it doubles (up to
+    2^24). Saved in checkpoints.
+
+    Args:
+        dynamic: bool. True for float16.
+        period: int. Good steps between doublings.
+    """
+
+    def __init__(self, dynamic, period=2000):
+        super().__init__(name="loss_scale")
+        self.dynamic = bool(dynamic)
+        self.period = int(period)
+        self.value = tf.Variable(
+            2.0**15 if dynamic else 1.0, trainable=False, dtype=tf.float32
+        )
+        self._good_steps = 0
+
+    def lower(self, loss_is_finite):
+        """After an overflow: halve the scale; True if the batch is skipped."""
+        scale = float(self.value.numpy())
+        if not self.dynamic or scale <= 1.0 or not loss_is_finite:
+            return False
+        self.value.assign(scale / 2)
+        self._good_steps = 0
+        logger.warning(
+            "float16 gradients overflowed; loss scale %g -> %g, batch skipped",
+            scale,
+            scale / 2,
+        )
+        return True
+
+    def good_step(self):
+        """After an applied step: doubles the scale every `period` steps."""
+        if not self.dynamic:
+            return
+        self._good_steps += 1
+        if self._good_steps >= self.period and self.value.numpy() < 2.0**24:
+            self.value.assign(self.value * 2)
+            self._good_steps = 0
+
+
+def dtype_policy(mixed_precision):
+    """The Keras dtype policy of `TrainingConfig.mixed_precision` (None,
+    "bfloat16" or "float16"): None (float32), "mixed_bfloat16" or
+    "mixed_float16"; float16 also needs the `LossScale` above."""
+    return {
+        None: None,
+        "bfloat16": "mixed_bfloat16",
+        "float16": "mixed_float16",
+    }[mixed_precision]
+
+
+def clipped_gradients(grads, clip_norm, loss_scale=1.0, replicas=1):
+    """The gradients a training step applies, from the all-reduced ones.
+
+    With `g` the summed (all-reduced) gradients of `loss * loss_scale`:
+
+        norm   = ||g||_2 / loss_scale                   (the true norm)
+        factor = min(1, clip_norm / norm) / (loss_scale * replicas)
+        apply  = g * factor     if norm is finite,  0 otherwise
+
+    which is `tf.clip_by_global_norm(g / loss_scale, clip_norm)` divided
+    by `replicas` (the optimizer sums over replicas again), computed as one
+    multiply per tensor instead of three element-wise passes and a select
+    (the gradients are ~20M floats, rewritten each time). A non-finite
+    norm gives zero gradients (a `tf.cond`, not a multiply, so `inf * 0`
+    cannot make a NaN); the caller reports the step as not applied.
+    `tf.IndexedSlices` stay sparse, with repeated rows summed first
+    (`summed_rows`), so that `||g||` is the dense gradient's norm (a norm
+    over the raw values would count `a^2 + b^2` where the row holds
+    `(a + b)^2`); bilm-tf deduplicates the same way before its clip.
+
+    Args:
+        grads: list of float32 tensors or `tf.IndexedSlices`.
+        clip_norm: float, the largest global norm applied.
+        loss_scale: float scalar (tensor or variable), the loss scale.
+        replicas: int, the replicas whose updates the optimizer sums.
+
+    Returns:
+        `(grads, norm, finite)`: the gradients to apply, the global norm of
+        the unscaled gradients (float32 scalar) and whether it is finite.
+    """
+    grads = [summed_rows(g) for g in grads]
+    norm = tf.linalg.global_norm(grads) / loss_scale
+    finite = tf.math.is_finite(norm)
+    # tf.clip_by_global_norm's own form of min(1, clip_norm / norm).
+    clip = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm)
+    factor = clip / (loss_scale * replicas)
+
+    def scaled():
+        return [_map_values(g, lambda v: v * factor) for g in grads]
+
+    def zeros():
+        return [_map_values(g, tf.zeros_like) for g in grads]
+
+    return tf.cond(finite, scaled, zeros), norm, finite
+
+
+def _map_values(grad, fn):
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(fn(grad.values), grad.indices, grad.dense_shape)
+    return fn(grad)
+
+
+def summed_rows(grad):
+    """`grad` with the values of repeated `IndexedSlices` rows summed.
+
+    `IndexedSlices(values [N, ...], indices [N])` ->
+    `IndexedSlices(values [U, ...], unique indices [U])`, the same dense
+    tensor; a dense `grad` is returned as is.
+    """
+    if not isinstance(grad, tf.IndexedSlices):
+        return grad
+    rows, position = tf.unique(grad.indices)
+    values = tf.math.unsorted_segment_sum(
+        grad.values, position, tf.shape(rows)[0]
+    )
+    return tf.IndexedSlices(values, rows, grad.dense_shape)

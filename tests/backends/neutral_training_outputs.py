@@ -5,7 +5,7 @@ Run by `neutral_training_test.py` in a subprocess with `KERAS_BACKEND=jax`
 or `torch` (the backend is fixed when keras is imported). In `WORK` it writes a
 corpus of 48 sentences and its vocabulary, then:
 
-- `losses.npz`: the `keras.ops` losses (`neutral_lm_loss`) on seeded
+- `losses.npz`: the `keras.ops` losses (`losses`) on seeded
   inputs, full softmax and sampled over fixed candidates (with a
   repeated candidate and accidental hits), with their inputs, for a
   NumPy re-derivation; two draws of `log_uniform_candidates` from one

@@ -23,10 +23,10 @@ import sys
 import numpy as np
 import pytest
 
-from keras_elmo.training import neutral_checkpoints
-from keras_elmo.training.backend_limits import training_refusals
+from keras_elmo.training import checkpoints
 from keras_elmo.training.run_record import RunMismatch
 from keras_elmo.training.training_config import TrainingConfig
+from keras_elmo.training.training_config import training_refusals
 from tests.backends.backend_subprocess import run_script
 
 REFUSED = ("--strategy", "--mixed-precision", "--sampler")
@@ -284,7 +284,7 @@ def test_tensorflow_checkpoints_are_not_resumed_here(tmp_path):
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "checkpoint").write_text("")
     with pytest.raises(RunMismatch, match="TensorFlow trainer"):
-        neutral_checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
+        checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
 
 
 def test_resume_removes_killed_checkpoint_writes(tmp_path):
@@ -315,7 +315,7 @@ def test_resume_removes_killed_checkpoint_writes(tmp_path):
         directory / f".ckpt-000000008.npz.{socket.gethostname()}-{pid}.x.tmp"
     )
     killed.write_bytes(b"half")
-    latest = neutral_checkpoints.prepare_run(str(tmp_path), record)
+    latest = checkpoints.prepare_run(str(tmp_path), record)
     assert latest == str(directory / "ckpt-000000004.npz")
     assert not killed.exists()
     assert (directory / "ckpt-000000004.npz").exists()
