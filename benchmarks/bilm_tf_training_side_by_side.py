@@ -140,7 +140,7 @@ def main(argv=None):
         written=[args.out],
         modules=[
             "keras_elmo/training/trainer.py",
-            "keras_elmo/training/lm_loss.py",
+            "keras_elmo/training/fused_loss.py",
             "keras_elmo/training/training_config.py",
             "tools/simple_elmo_ref/train_bilm_tf.py",
         ],

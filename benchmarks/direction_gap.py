@@ -87,7 +87,7 @@ def main(argv=None):
 
     from keras_elmo.data.lm_dataset import make_lm_dataset
     from keras_elmo.models.loading import load_language_model
-    from keras_elmo.training.lm_loss import full_softmax_losses
+    from keras_elmo.training.fused_loss import full_softmax_losses
 
     model, vocabulary = load_language_model(args.model)
     dataset = make_lm_dataset(

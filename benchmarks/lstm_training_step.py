@@ -42,7 +42,7 @@ def main(argv=None):
 
     import keras_elmo
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-    from keras_elmo.training.lm_loss import direction_loss_sum
+    from keras_elmo.training.fused_loss import direction_loss_sum
 
     batch, steps = (int(v) for v in args.batch.split("x"))
     rng = np.random.default_rng(0)

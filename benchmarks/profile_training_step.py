@@ -120,8 +120,8 @@ def part_functions(setup, feeds, args, tf):
 
     from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
     from keras_elmo.layers.unique_tokens import UniqueTokens
-    from keras_elmo.training.clipped_gradients import clipped_gradients
-    from keras_elmo.training.lm_loss import direction_loss_sum
+    from keras_elmo.training.fused_loss import direction_loss_sum
+    from keras_elmo.training.steps import clipped_gradients
 
     model, optimizer = setup["model"], setup["optimizer"]
     variables = model.trainable_variables

@@ -208,9 +208,7 @@ def main(argv=None):
             modules=[
                 "keras_elmo/training/trainer.py",
                 "keras_elmo/training/neutral_trainer.py",
-                "keras_elmo/training/neutral_step.py",
-                "keras_elmo/training/jax_train_step.py",
-                "keras_elmo/training/torch_train_step.py",
+                "keras_elmo/training/steps.py",
             ],
         ),
         "what": (

@@ -9,7 +9,7 @@
 
 One full training step as `keras_elmo.training.Trainer` runs it (training
 call with dropout 0.1, sampled-softmax loss of both directions
-(`sampled_softmax.sampled_softmax_losses`), gradients, global-norm clip
+(`fused_loss.sampled_softmax_losses`), gradients, global-norm clip
 (`clipped_gradients`), `SparseAdagrad` update of the softmax's touched
 rows, dense elsewhere), compiled, on random words; median of
 `--runs` after a warm-up. Training FLOPs per token are counted as 3x the
@@ -131,9 +131,9 @@ def training_setup(args):
 
     import keras_elmo
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-    from keras_elmo.training.clipped_gradients import clipped_gradients
-    from keras_elmo.training.lm_loss import direction_loss_sum
-    from keras_elmo.training.optimizer import make_optimizer
+    from keras_elmo.training.fused_loss import direction_loss_sum
+    from keras_elmo.training.sparse_adagrad import make_optimizer
+    from keras_elmo.training.steps import clipped_gradients
 
     cfg = keras_elmo.BiLMConfig.from_architecture(args.preset)
     keras.utils.set_random_seed(0)
@@ -311,8 +311,8 @@ def tf_sampled_loss_sum(softmax, hidden, targets, num_sampled, seed, training):
     the same candidates, through `tf.nn.sampled_softmax_loss`."""
     import tensorflow as tf
 
-    from keras_elmo.training.lm_loss import _real_tokens
-    from keras_elmo.training.lm_loss import sampled_candidates
+    from keras_elmo.training.fused_loss import _real_tokens
+    from keras_elmo.training.fused_loss import sampled_candidates
 
     states, labels = _real_tokens(hidden, targets)
     sampled, true_expected, sampled_expected = sampled_candidates(

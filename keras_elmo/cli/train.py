@@ -33,9 +33,10 @@ the backend-neutral trainer (`keras_elmo.training.neutral_trainer`): one
 process (on JAX with `keras.distribution.DataParallel` over several
 local devices; PyTorch trains on one device), the default recipe, full
 or sampled softmax with replacement, resumable from
-OUT/checkpoints/*.npz. Flags that need TensorFlow (`--strategy
-mirrored` / `multi_worker`, `--mixed-precision`, `--sampler unique`
-with `--num-sampled`, `--valid`, `--init-from`) are refused by name
+OUT/checkpoints/*.npz, with the same `--valid` (perplexity, plateau,
+early stopping, best epoch) and `--init-from`. Flags that need
+TensorFlow (`--strategy mirrored` / `multi_worker`, `--mixed-precision`,
+`--sampler unique` with `--num-sampled`) are refused by name
 (docs/BACKENDS.md).
 
 Fine-tuning: `--init-from options.json weights.hdf5 [softmax.hdf5]`. With
@@ -183,10 +184,10 @@ def run(args):
 
     import keras
 
-    from keras_elmo.training.backend_limits import check_training_backend
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import check_training_backend
     from keras_elmo.utils.write_faults import interrupted
 
     config = TrainingConfig(

@@ -15,7 +15,7 @@ class LMSoftmax(keras.layers.Layer):
     One `[V, P]` matrix `W` and bias `b` serve the forward and the backward
     language model, as in Peters et al. (2018) and bilm-tf. Training with a
     large vocabulary uses the same weights through a sampled softmax
-    (`keras_elmo.training.lm_loss`); evaluation always uses the full one.
+    (`keras_elmo.training.losses`); evaluation always uses the full one.
 
     Args:
         vocabulary_size: int. `V`.

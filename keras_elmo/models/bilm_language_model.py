@@ -22,7 +22,7 @@ class BiLMLanguageModel(keras.Model):
     takes the top biLSTM layer's states that predict each word
     (`NextTokenStates`), applies dropout, and owns the softmax `W` `[V, P]`
     shared by both directions (Peters et al. 2018, eq. 1 of section 3.1).
-    The model outputs the hidden states; `keras_elmo.training.lm_loss`
+    The model outputs the hidden states; `keras_elmo.training.losses`
     turns them into the loss with a full or sampled softmax:
 
         loss = (CE_forward + CE_backward) / 2,   each averaged over tokens.

@@ -2,12 +2,13 @@
 
 import math
 
+import keras
 import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.corpus import iter_sentences
 from keras_elmo.data.lm_dataset import make_lm_dataset
-from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.training.fused_loss import direction_loss_sum
 
 
 def evaluate_model(model, vocabulary, data, batch_size=64, max_tokens=100):
@@ -33,6 +34,66 @@ def evaluate_model(model, vocabulary, data, batch_size=64, max_tokens=100):
         shuffle=False,
     )
     unk, eos = vocabulary.unk_id, vocabulary.eos_id
+    if keras.config.backend() != "tensorflow":
+        batch_sums = _keras_ops_batch_sums(model, unk, eos)
+        dataset = dataset.as_numpy_iterator()
+    else:
+        batch_sums = _tensorflow_batch_sums(model, unk, eos)
+    sums = np.zeros(2)
+    counts = np.zeros(2)
+    words = unknown = 0.0
+    for features, targets in dataset:
+        s, c, w, u = (
+            np.asarray(keras.ops.convert_to_numpy(x), np.float64)
+            for x in batch_sums(features, targets)
+        )
+        sums += s
+        counts += c
+        words += float(w)
+        unknown += float(u)
+    if counts[0] == 0:
+        raise ValueError(
+            f"`data` {data!r} holds no sentences to evaluate (only blank or "
+            "malformed lines?)."
+        )
+    forward, backward = sums / counts
+    return {
+        "forward_perplexity": math.exp(forward),
+        "backward_perplexity": math.exp(backward),
+        "perplexity": math.exp(0.5 * (forward + backward)),
+        "tokens": int(counts[0]),
+        "oov_rate": unknown / max(words, 1.0),
+    }
+
+
+def _keras_ops_batch_sums(model, unk, eos):
+    """`batch_sums` of `evaluate_model` on JAX and PyTorch: the
+    `losses` definition over NumPy batches, eagerly."""
+    from keras import ops
+
+    from keras_elmo.training.losses import full_softmax_loss_sum
+
+    def batch_sums(features, targets):
+        hidden = model(features["char_ids"], training=False)
+        sums, counts = [], []
+        for direction in ("forward", "backward"):
+            loss_sum, count = full_softmax_loss_sum(
+                model.softmax.embeddings,
+                model.softmax.bias,
+                hidden[direction],
+                targets[direction],
+            )
+            sums.append(ops.convert_to_numpy(loss_sum))
+            counts.append(ops.convert_to_numpy(count))
+        forward = targets["forward"]
+        words = np.sum((forward >= 0) & (forward != eos))
+        return np.array(sums), np.array(counts), words, np.sum(forward == unk)
+
+    return batch_sums
+
+
+def _tensorflow_batch_sums(model, unk, eos):
+    """`batch_sums` of `evaluate_model` on TensorFlow (`fused_loss`)."""
 
     @tf.function(reduce_retracing=True)
     def batch_sums(features, targets):
@@ -54,28 +115,7 @@ def evaluate_model(model, vocabulary, data, batch_size=64, max_tokens=100):
             unknown,
         )
 
-    sums = np.zeros(2)
-    counts = np.zeros(2)
-    words = unknown = 0.0
-    for features, targets in dataset:
-        s, c, w, u = batch_sums(features, targets)
-        sums += s.numpy()
-        counts += c.numpy()
-        words += float(w.numpy())
-        unknown += float(u.numpy())
-    if counts[0] == 0:
-        raise ValueError(
-            f"`data` {data!r} holds no sentences to evaluate (only blank or "
-            "malformed lines?)."
-        )
-    forward, backward = sums / counts
-    return {
-        "forward_perplexity": math.exp(forward),
-        "backward_perplexity": math.exp(backward),
-        "perplexity": math.exp(0.5 * (forward + backward)),
-        "tokens": int(counts[0]),
-        "oov_rate": unknown / max(words, 1.0),
-    }
+    return batch_sums
 
 
 def unigram_perplexity(train, data, vocabulary, max_tokens=100):

@@ -1,50 +1,39 @@
-"""`NeutralTrainer`: biLM training on JAX and PyTorch, resumable, one process.
+"""`NeutralTrainer`: the training loop's JAX and PyTorch parts, one process.
 
-The loss of `Trainer` (TensorFlow), written in `keras.ops`
-(`neutral_lm_loss`): per step,
-
-    loss = 0.5 * (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd)
-
-over the batch's real tokens, full softmax or sampled with replacement;
-its gradient is clipped by the global norm and applied by the Keras
-optimizer in one step (`jax_train_step.make_jax_step`, compiled;
-`torch_train_step.make_torch_step`, eager; both `neutral_step`'s). The
-model, optimizer and dropout seed states live as arrays between steps;
-checkpoints (`neutral_checkpoints`) hold them with the position (epoch,
-batch in epoch, step) and the epoch's running totals, every
-`checkpoint_every` steps and at each epoch's end, so a rerun resumes
-mid-epoch on the same batches and ends with the same weights as an
-uninterrupted run. With several local JAX devices and a batch they
+`trainer.TrainingLoop` runs the epochs, validation, early stopping and
+outputs; this class supplies what differs from TensorFlow. The model,
+optimizer and dropout seed states live as arrays between steps, which the
+stateless step of `steps` (`make_jax_step`, one `jax.jit` function;
+`make_torch_step`, eager autograd) maps to their next values, with the
+loss of the `losses` definition. Checkpoints (`checkpoints`,
+`.npz`) hold them with the position (epoch, batch in epoch, step, the
+epoch's running totals, the learning rate and the validation rules'
+state), every `checkpoint_every` steps and at each epoch's end, so a rerun
+resumes mid-epoch on the same batches and ends with the same weights as
+an uninterrupted run; the best validation epoch's weights are
+`OUT/best/best.npz`. With several local JAX devices and a batch they
 divide, the model is built under `keras.distribution.DataParallel`
-(variables replicated, batch rows split). The sampled softmax's
-candidates are drawn from the seed `[seed, 2 * step + direction]`, so a
-resumed run draws the same ones. Settings that need TensorFlow are
-refused by name (`backend_limits`).
+(variables replicated, batch rows split). Batches are padded to a few
+time lengths (`pad_steps`), so `jax.jit` compiles a few step shapes.
+Settings that need TensorFlow are refused by name
+(`training_config.training_refusals`).
 """
 
 import logging
-import time
 
 import keras
 import numpy as np
 
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.training import neutral_checkpoints
-from keras_elmo.training.backend_limits import NEUTRAL_TRAINING_BACKENDS
-from keras_elmo.training.backend_limits import check_training_backend
+from keras_elmo.training import checkpoints
 from keras_elmo.training.distributed_data import epoch_batches
-from keras_elmo.training.history import EpochHistory
-from keras_elmo.training.history import epoch_result
-from keras_elmo.training.init_from import resolve_model_config
-from keras_elmo.training.lm_loss import check_sampler_fits
-from keras_elmo.training.optimizer import make_optimizer
 from keras_elmo.training.step_callbacks import StepProgress
-from keras_elmo.training.step_callbacks import step_logs
-from keras_elmo.training.trained_model import finished_model
-from keras_elmo.training.trained_model import write_trained_model
+from keras_elmo.training.steps import make_stateless_step
+from keras_elmo.training.trainer import EpochHistory
 from keras_elmo.training.trainer import TrainingDiverged
+from keras_elmo.training.trainer import TrainingLoop
+from keras_elmo.training.trainer import finished_model
+from keras_elmo.training.training_config import NEUTRAL_TRAINING_BACKENDS
+from keras_elmo.training.training_config import check_training_backend
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +43,19 @@ logger = logging.getLogger(__name__)
 PAD_STEPS_TO = 16
 
 
-class NeutralTrainer:
-    """Builds the language model and runs the JAX or PyTorch training loop.
+class NeutralTrainer(TrainingLoop):
+    """`trainer.TrainingLoop` on JAX and PyTorch: variable values between
+    steps, the stateless step, `.npz` checkpoints.
 
-    The counterpart of `keras_elmo.training.trainer.Trainer` for
-    `KERAS_BACKEND=jax` and `torch`, with the same `TrainingConfig`, outputs and
-    resume rule (`run.json`); see the module docstring for the step.
+    The same loop, `TrainingConfig`, outputs and resume rule (`run.json`)
+    as `keras_elmo.training.trainer.Trainer` (TensorFlow); see the module
+    docstring for the step.
 
     Args:
         config: `keras_elmo.training.TrainingConfig`. Settings that need
             TensorFlow (`strategy` mirrored / multi_worker,
             `mixed_precision`, `sampler="unique"` with a sampled
-            softmax, `valid`, `init_from`) raise `ValueError` naming them.
+            softmax) raise `ValueError` naming them.
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of another run's checkpoints
             raises `run_record.RunMismatch` naming what differs.
@@ -87,9 +77,6 @@ class NeutralTrainer:
                 "use keras_elmo.training.trainer.Trainer)."
             )
         check_training_backend(config, backend)
-        self.vocabulary = Vocabulary.load(config.vocab)
-        vocabulary_size = len(self.vocabulary)
-        check_sampler_fits(config, vocabulary_size)
         if config.deterministic:
             logger.info(
                 "`deterministic`: nothing to switch on; the %s CPU step is "
@@ -98,23 +85,12 @@ class NeutralTrainer:
             )
         keras.utils.set_random_seed(config.seed)
         tf.random.set_seed(config.seed)  # the tf.data shuffle's
-        self.model_config = resolve_model_config(config)
         self.distribution = (
             data_parallel(config.batch_size) if backend == "jax" else None
         )
-        with _scope(self.distribution):
-            backbone = BiLM(self.model_config, dropout=config.dropout)
-            self.model = BiLMLanguageModel(
-                backbone, vocabulary_size, dropout=config.dropout
-            )
-            self.optimizer = make_optimizer(
-                config.optimizer, config.learning_rate
-            )
-            self.optimizer.build(self.model.trainable_variables)
-        record = neutral_checkpoints.neutral_record(config, self.model_config)
-        restored = neutral_checkpoints.prepare_run(
-            config.out_dir, record, force
-        )
+        self._build(self.distribution and self.distribution.scope())
+        record = checkpoints.neutral_record(config, self.model_config)
+        restored = checkpoints.prepare_run(config.out_dir, record, force)
         self.position = {
             "step": 0,
             "epoch": 0,
@@ -122,6 +98,7 @@ class NeutralTrainer:
             "epoch_sums": np.zeros(2),
             "epoch_counts": np.zeros(2),
             "learning_rate": config.learning_rate,
+            **checkpoints.NO_VALIDATION_YET,
         }
         if restored:
             self._restore(restored)
@@ -129,11 +106,15 @@ class NeutralTrainer:
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
         # A rerun of a finished run: `train` then changes nothing.
         self.finished = finished_model(
-            config.out_dir, self.position["epoch"], config.epochs, restored
+            config.out_dir,
+            self.position["epoch"],
+            config.epochs,
+            restored,
+            stopped=bool(self.position["stopped"]),
         )
         self.callbacks = list(callbacks or [])
         self._read_variables()
-        self._step = _make_step(backend)(
+        self._step = make_stateless_step(backend)(
             self.config, self.model, self.optimizer
         )
 
@@ -163,9 +144,7 @@ class NeutralTrainer:
         )
 
     def _restore(self, path):
-        model, optimizer, position = neutral_checkpoints.load(
-            path, self._shapes()
-        )
+        model, optimizer, position = checkpoints.load(path, self._shapes())
         for variable, value in zip(self.model.variables, model):
             variable.assign(value)
         for variable, value in zip(self.optimizer.variables, optimizer):
@@ -177,6 +156,9 @@ class NeutralTrainer:
             "epoch_sums": np.array(position["epoch_sums"], np.float64),
             "epoch_counts": np.array(position["epoch_counts"], np.float64),
             "learning_rate": float(position["learning_rate"]),
+            "best_valid": float(position["best_valid"]),
+            "epochs_without_gain": int(position["epochs_without_gain"]),
+            "stopped": bool(position["stopped"]),
         }
         logger.info(
             "Resumed from %s: epoch %d, batch %d, step %d",
@@ -195,7 +177,7 @@ class NeutralTrainer:
             [v.path for v in self.model.variables],
             [v.path for v in self.optimizer.variables],
         )
-        return neutral_checkpoints.save(
+        return checkpoints.save(
             self.config.out_dir,
             self.position["step"],
             arrays,
@@ -205,42 +187,135 @@ class NeutralTrainer:
             self.config.keep_checkpoints,
         )
 
-    # --- the loop --------------------------------------------------------
+    # --- the loop's parts -------------------------------------------------
 
-    def train(self):
-        """Runs the remaining epochs; returns the history of every epoch
-        (`OUT/history.json`, earlier interrupted runs included), then
-        writes the model's files to `out_dir` (`write_outputs`). A run
-        whose model `out_dir` already holds (`self.finished`) trains and
-        writes nothing."""
-        config, position = self.config, self.position
-        if self.finished:
-            logger.info("%s holds this run's finished model.", config.out_dir)
-            return list(self.history.entries)
+    def _position(self, name):
+        return self.position[name]
+
+    def _begin_training(self):
         callbacks = list(self.callbacks)
-        if config.verbose:
-            callbacks.append(StepProgress(config.steps_per_epoch))
+        if self.config.verbose:
+            callbacks.append(StepProgress(self.config.steps_per_epoch))
         # `on_train_begin` starts the executor of callbacks Keras may run
         # asynchronously (those that only read the logs).
-        callbacks = keras.callbacks.CallbackList(callbacks)
-        callbacks.on_train_begin()
-        try:
-            while position["epoch"] < config.epochs:
-                result = self._train_epoch(
-                    position["epoch"], position["batch_in_epoch"], callbacks
-                )
-                self.history.append(result)
-                logger.info("Epoch %d: %s", result["epoch"], result)
-                position["epoch"] += 1
-                position["batch_in_epoch"] = 0
-                position["epoch_sums"] = np.zeros(2)
-                position["epoch_counts"] = np.zeros(2)
-                self.save_checkpoint()
-        finally:
-            callbacks.on_train_end()
+        self._callbacks = keras.callbacks.CallbackList(callbacks)
+        self._callbacks.on_train_begin()
+
+    def _end_training(self):
+        self._callbacks.on_train_end()
+
+    def _begin_epoch(self, epoch):
+        if self.config.lr_schedule == "plateau":
+            rate = self.position["learning_rate"]  # the rules' decision
+        else:
+            rate = self.config.learning_rate_at(epoch)
+        self._set_learning_rate(rate)
+        return rate
+
+    def _epoch_callbacks(self):
+        return self._callbacks
+
+    def _epoch_totals(self, skip):
+        if not skip:
+            return np.zeros(2), np.zeros(2)
+        position = self.position
+        return np.array(position["epoch_sums"]), np.array(
+            position["epoch_counts"]
+        )
+
+    def _steps(self, epoch, skip):
+        seed = self.config.seed
+        for char_ids, forward, backward in self._batches(epoch, skip):
+            step = self.position["step"]
+            outputs = self._step(
+                self.trainable,
+                self.non_trainable,
+                self.optimizer_values,
+                char_ids,
+                forward,
+                backward,
+                np.array([seed, 2 * step], np.uint32),
+            )
+            s, c, norm = (
+                np.asarray(keras.ops.convert_to_numpy(x), np.float64)
+                for x in outputs[3:]
+            )
+            yield s, c, norm, outputs[:3]
+
+    def _accept_step(self, loss, norm, values, step, epoch, batch):
+        if not (np.isfinite(loss) and np.isfinite(norm)):
+            raise TrainingDiverged(
+                f"Training diverged at step {step} (epoch {epoch + 1}, "
+                f"batch {batch}): loss {loss}, gradient norm "
+                f"{float(norm)}. Its update was not applied and nothing "
+                "was saved; the last checkpoint in "
+                f"{checkpoints.checkpoint_dir(self.config.out_dir)} "
+                "is intact."
+            )
+        self.trainable, self.non_trainable, self.optimizer_values = values
+        return True
+
+    def _record_step(self, step, batch, sums, counts):
+        self.position.update(
+            step=step,
+            batch_in_epoch=batch,
+            epoch_sums=np.array(sums),
+            epoch_counts=np.array(counts),
+        )
+        if step % self.config.checkpoint_every == 0:
+            self.save_checkpoint()
+
+    def _end_epoch(self):
+        self.position.update(
+            epoch=self.position["epoch"] + 1,
+            batch_in_epoch=0,
+            epoch_sums=np.zeros(2),
+            epoch_counts=np.zeros(2),
+        )
+        self.save_checkpoint()
+
+    def _sync_model(self):
         self._write_variables()
-        self.write_outputs()
-        return list(self.history.entries)
+
+    def _apply_rules(self, perplexity):
+        position = self.position
+        names = (
+            "best_valid",
+            "epochs_without_gain",
+            "stopped",
+            "learning_rate",
+        )
+        decisions, after = self.rules.decide(
+            {k: position[k] for k in names}, perplexity
+        )
+        position.update(after)
+        return decisions
+
+    def _save_best(self, epoch):
+        checkpoints.save_best(
+            self.config.out_dir,
+            epoch,
+            [_numpy(v) for v in self.model.variables],
+        )
+
+    def restore_best(self):
+        """Loads the best-validation weights, if a validation set chose
+        one; returns that epoch (1-based) or None, as
+        `Trainer.restore_best`."""
+        if not self.config.valid:
+            return None
+        epoch, arrays = checkpoints.load_best(
+            self.config.out_dir, [tuple(v.shape) for v in self.model.variables]
+        )
+        if epoch is None:
+            return None
+        for variable, value in zip(self.model.variables, arrays):
+            variable.assign(value)
+        self._read_variables()
+        logger.info(
+            "Restored the weights of epoch %d (best validation).", epoch
+        )
+        return epoch
 
     def _batches(self, epoch, skip):
         dataset = epoch_batches(self.config, self.vocabulary, epoch).skip(skip)
@@ -273,74 +348,6 @@ class NeutralTrainer:
         self._read_variables()
         self.position["learning_rate"] = rate
 
-    def _train_epoch(self, epoch, skip, callbacks):
-        config, position = self.config, self.position
-        learning_rate = config.learning_rate_at(epoch)
-        self._set_learning_rate(learning_rate)
-        logger.info(
-            "Epoch %d/%d, learning rate %g",
-            epoch + 1,
-            config.epochs,
-            learning_rate,
-        )
-        callbacks.on_epoch_begin(epoch)
-        sums = np.array(position["epoch_sums"]) if skip else np.zeros(2)
-        counts = np.array(position["epoch_counts"]) if skip else np.zeros(2)
-        start, tokens_seen, done = time.perf_counter(), 0.0, skip
-        for char_ids, forward, backward in self._batches(epoch, skip):
-            if config.steps_per_epoch and done >= config.steps_per_epoch:
-                break
-            step = position["step"]
-            outputs = self._step(
-                self.trainable,
-                self.non_trainable,
-                self.optimizer_values,
-                char_ids,
-                forward,
-                backward,
-                np.array([config.seed, 2 * step], np.uint32),
-            )
-            s, c, norm = (
-                np.asarray(keras.ops.convert_to_numpy(x), np.float64)
-                for x in outputs[3:]
-            )
-            loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
-            if not (np.isfinite(loss) and np.isfinite(norm)):
-                raise TrainingDiverged(
-                    f"Training diverged at step {step} (epoch {epoch + 1}, "
-                    f"batch {done + 1}): loss {loss}, gradient norm "
-                    f"{float(norm)}. Its update was not applied and nothing "
-                    "was saved; the last checkpoint in "
-                    f"{neutral_checkpoints.checkpoint_dir(config.out_dir)} "
-                    "is intact."
-                )
-            self.trainable, self.non_trainable, self.optimizer_values = outputs[
-                :3
-            ]
-            done += 1
-            sums, counts = sums + s, counts + c
-            tokens_seen += float(c[0])
-            position.update(
-                step=step + 1,
-                batch_in_epoch=done,
-                epoch_sums=sums,
-                epoch_counts=counts,
-            )
-            if position["step"] % config.checkpoint_every == 0:
-                self.save_checkpoint()
-            logs = step_logs(step + 1, loss, norm, tokens_seen, start)
-            callbacks.on_train_batch_end(done, logs)
-        callbacks.on_epoch_end(epoch)
-        seconds = time.perf_counter() - start
-        return epoch_result(
-            epoch, sums, counts, done, learning_rate, tokens_seen, seconds
-        )
-
-    def write_outputs(self):
-        """Writes options.json, weights.hdf5, softmax.hdf5, vocab.txt and
-        bilm.keras, as `Trainer.write_outputs`."""
-        write_trained_model(self.model, self.vocabulary, self.config.out_dir)
-
 
 def pad_steps(char_ids, forward, backward, multiple=PAD_STEPS_TO):
     """Pads the time axis of a batch to a multiple of `multiple`:
@@ -365,23 +372,6 @@ def data_parallel(batch_size):
         return None
     logger.info("DataParallel over %d devices.", len(devices))
     return keras.distribution.DataParallel(devices=devices)
-
-
-def _scope(distribution):
-    import contextlib
-
-    return distribution.scope() if distribution else contextlib.nullcontext()
-
-
-def _make_step(backend):
-    """The step maker of `backend` (`make_jax_step` or `make_torch_step`)."""
-    if backend == "torch":
-        from keras_elmo.training.torch_train_step import make_torch_step
-
-        return make_torch_step
-    from keras_elmo.training.jax_train_step import make_jax_step
-
-    return make_jax_step
 
 
 def _numpy(variable):

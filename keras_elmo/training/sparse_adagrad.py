@@ -1,9 +1,13 @@
-"""`SparseAdagrad`: Adagrad that updates only the rows a gradient touches."""
+"""`SparseAdagrad`: Adagrad that updates only the rows a gradient touches.
+
+`make_optimizer` builds the training optimizer: this one (bilm-tf's
+Adagrad) or any Keras optimizer by name.
+"""
 
 import keras
 import tensorflow as tf
 
-from keras_elmo.training.clipped_gradients import summed_rows
+from keras_elmo.training.steps import summed_rows
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -49,3 +53,20 @@ class SparseAdagrad(keras.optimizers.Adagrad):
         self.assign_sub(
             variable, tf.IndexedSlices(step, rows, gradient.dense_shape)
         )
+
+
+def make_optimizer(name, learning_rate):
+    """bilm-tf's Adagrad (accumulator 1.0) or any Keras optimizer by name.
+
+    `"adagrad"` is `SparseAdagrad`: the softmax's row gradients update
+    only their rows, as in bilm-tf. Clipping is done by the trainer on the
+    all-reduced gradient, so the optimizer itself must not clip.
+    """
+    if name == "adagrad":
+        return SparseAdagrad(
+            learning_rate=learning_rate, initial_accumulator_value=1.0
+        )
+    optimizer = keras.optimizers.get(
+        {"class_name": name, "config": {"learning_rate": learning_rate}}
+    )
+    return optimizer

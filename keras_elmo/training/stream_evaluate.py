@@ -10,7 +10,7 @@ from keras_elmo.layers.next_token_states import NextTokenStates
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.text.batch_to_ids import batch_to_ids
-from keras_elmo.training.lm_loss import direction_loss_sum
+from keras_elmo.training.fused_loss import direction_loss_sum
 from keras_elmo.utils.validation import check_positive_int
 
 

@@ -1,25 +1,38 @@
-"""`Trainer`: the distributed, resumable biLM training loop.
+"""The biLM training loop, written once, and its TensorFlow `Trainer`.
 
-One loop serves every strategy (one device, `MirroredStrategy`,
-`MultiWorkerMirroredStrategy`): Keras 3's `fit` fails under
-`MultiWorkerMirroredStrategy` (keras-team/keras#20585), and one code path
-means a multi-worker run computes exactly what a single process computes.
-Each step, on every replica:
+`TrainingLoop` runs a run's epochs whatever the backend: the build
+sequence (seed, vocabulary, sampler check, architecture, `BiLM` +
+language model, optimizer, `init_from`, validation rules), and per epoch
+the learning rate, the steps with their callbacks and running totals, the
+validation perplexity and the rules' decisions (best weights, plateau
+decay, early stopping: `validation_rules`), the history, the epoch-end
+checkpoint and, at the end, the best weights and the model's files. A
+backend plugs in its step (`steps`) and where its position and weights
+are stored:
 
-    loss = (sum CE_fwd / N_fwd + sum CE_bwd / N_bwd) / 2
+- `Trainer` (TensorFlow): the step of `steps.make_tf_step` under a
+  `tf.distribute` strategy (one device, `MirroredStrategy`,
+  `MultiWorkerMirroredStrategy`: Keras 3's `fit` fails under the last,
+  keras-team/keras#20585, and one code path means a multi-worker run
+  computes exactly what a single process computes), float16 loss scaling,
+  `tf.train` checkpoints (`checkpoints`) with the position in
+  `TrainingState`;
+- `neutral_trainer.NeutralTrainer` (JAX, PyTorch): the stateless step of
+  `steps.make_stateless_step` over variable values, `.npz` checkpoints
+  (`checkpoints`) with the position in a dict.
 
-with `N` the token counts of the *global* batch (all-reduced), so the
-summed gradient is the gradient of the global mean, times
-`config.loss_multiplier` (1; bilm-tf's recipe: 20, its `unroll_steps`,
-which its Adagrad and clip see). Gradients are
-all-reduced, clipped by their global norm, and applied with a Keras
-optimizer. Checkpoints hold the model, the optimizer, the RNG states and
-the position in the epoch, so a restarted run resumes mid-epoch on the same
-batches (`BackupAndRestore` semantics) and, with deterministic ops, ends
-with the same weights as an uninterrupted run.
+Checkpoints hold the model, the optimizer, the RNG states and the position
+in the epoch, so a restarted run resumes mid-epoch on the same batches
+(`BackupAndRestore` semantics) and, with deterministic ops, ends with the
+same weights as an uninterrupted run. `OUT/history.json` lists every
+epoch of a run across interruptions (`EpochHistory`); at the end the run
+leaves its model's files in `OUT` (`write_trained_model`).
 """
 
+import contextlib
+import json
 import logging
+import os
 import time
 
 import keras
@@ -31,25 +44,24 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
 from keras_elmo.training import run_record
-from keras_elmo.training.clipped_gradients import clipped_gradients
 from keras_elmo.training.distributed_data import distributed_lm_dataset
-from keras_elmo.training.history import EpochHistory
-from keras_elmo.training.history import epoch_result
+from keras_elmo.training.distributed_data import is_chief
+from keras_elmo.training.distributed_data import make_strategy
+from keras_elmo.training.fused_loss import direction_loss_sum
 from keras_elmo.training.init_from import load_init_from
 from keras_elmo.training.init_from import resolve_model_config
-from keras_elmo.training.lm_loss import check_sampler_fits
-from keras_elmo.training.lm_loss import direction_loss_sum
-from keras_elmo.training.loss_scale import LossScale
-from keras_elmo.training.loss_scale import dtype_policy
-from keras_elmo.training.optimizer import make_optimizer
+from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.sparse_adagrad import SparseAdagrad
+from keras_elmo.training.sparse_adagrad import make_optimizer
 from keras_elmo.training.step_callbacks import step_callbacks
 from keras_elmo.training.step_callbacks import step_logs
-from keras_elmo.training.strategy import is_chief
-from keras_elmo.training.strategy import make_strategy
-from keras_elmo.training.trained_model import finished_model
-from keras_elmo.training.trained_model import write_trained_model
+from keras_elmo.training.steps import LossScale
+from keras_elmo.training.steps import dtype_policy
+from keras_elmo.training.steps import make_tf_step
 from keras_elmo.training.validation_rules import ValidationRules
+from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.utils.atomic import save_keras_atomically
+from keras_elmo.weights import model_files
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +70,176 @@ class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the last checkpoint is kept."""
 
 
-class Trainer:
-    """Builds the model under a strategy and runs the training loop.
+class TrainingLoop:
+    """The epoch loop every backend's trainer runs (module docstring).
+
+    A subclass builds through `_build` and supplies the backend's parts:
+    `_position(name)` (`step`, `epoch`, `batch_in_epoch`, `best_valid`,
+    `epochs_without_gain`, `stopped`), `_begin_training` /
+    `_end_training`, `_begin_epoch(epoch)` (sets and returns the learning
+    rate), `_epoch_callbacks`, `_epoch_totals(skip)`, `_steps(epoch,
+    skip)` (a generator running one step per `next`: `(sums, counts,
+    norm, outcome)`), `_accept_step`, `_record_step`, `_end_epoch`,
+    `_apply_rules`, `_save_best`, `restore_best` and `_sync_model`.
+    """
+
+    chief = True
+
+    def _build(self, scope=None, dtype=None):
+        """The vocabulary, architecture, model and optimizer of
+        `self.config` (built in `scope`), `init_from`'s weights and the
+        validation rules."""
+        config = self.config
+        self.vocabulary = Vocabulary.load(config.vocab)
+        check_sampler_fits(config, len(self.vocabulary))
+        self.model_config = resolve_model_config(config)
+        with scope or contextlib.nullcontext():
+            backbone = BiLM(
+                self.model_config, dropout=config.dropout, dtype=dtype
+            )
+            self.model = BiLMLanguageModel(
+                backbone, len(self.vocabulary), dropout=config.dropout
+            )
+            self.optimizer = make_optimizer(
+                config.optimizer, config.learning_rate
+            )
+            self.optimizer.build(self.model.trainable_variables)
+            self._build_state()
+        if config.init_from:
+            load_init_from(self.model, len(self.vocabulary), config.init_from)
+        self.rules = ValidationRules(config)
+
+    def _build_state(self):
+        """Backend state built beside the model (in its scope)."""
+
+    # --- the loop -------------------------------------------------------
+
+    def train(self):
+        """Runs the remaining epochs; returns the history of every epoch.
+
+        The history includes the epochs of earlier, interrupted runs into
+        the same `out_dir` (`out_dir/history.json`). With a validation
+        set, the model left in `self.model` and written to `out_dir` is
+        the one of the epoch with the lowest validation perplexity. A run
+        whose model `out_dir` already holds (`self.finished`) trains and
+        writes nothing.
+        """
+        config = self.config
+        if self.finished:
+            logger.info("%s holds this run's finished model.", config.out_dir)
+            return list(self.history.entries)
+        self._begin_training()
+        try:
+            while self._position("epoch") < config.epochs and not (
+                self._position("stopped")
+            ):
+                epoch = self._position("epoch")
+                result = self._train_epoch(
+                    epoch, self._position("batch_in_epoch")
+                )
+                if config.valid:
+                    result.update(self._validate(result["epoch"]))
+                self.history.append(result)
+                if self.chief:
+                    logger.info("Epoch %d: %s", epoch + 1, result)
+                self._end_epoch()
+        finally:
+            self._end_training()
+        if self._position("stopped") and self.chief:
+            logger.info(
+                "Early stopping after epoch %d: %d epochs in a row gained "
+                "less than %g over the best validation perplexity %.3f.",
+                self._position("epoch"),
+                self._position("epochs_without_gain"),
+                config.early_stopping_min_delta,
+                self._position("best_valid"),
+            )
+        self._sync_model()
+        self.restore_best()
+        if self.chief:
+            self.write_outputs()
+        return list(self.history.entries)
+
+    def _train_epoch(self, epoch, skip):
+        config = self.config
+        learning_rate = self._begin_epoch(epoch)
+        if self.chief:
+            logger.info(
+                "Epoch %d/%d, learning rate %g",
+                epoch + 1,
+                config.epochs,
+                learning_rate,
+            )
+        callbacks = self._epoch_callbacks()
+        callbacks.on_epoch_begin(epoch)
+        sums, counts = self._epoch_totals(skip)
+        start, tokens_seen, done = time.perf_counter(), 0.0, skip
+        steps = self._steps(epoch, skip)
+        target = config.steps_per_epoch
+        while target is None or done < target:
+            step = self._position("step")
+            outputs = next(steps, None)
+            if outputs is None:
+                break
+            s, c, norm, outcome = outputs
+            loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
+            done += 1
+            if not self._accept_step(loss, norm, outcome, step, epoch, done):
+                continue
+            sums += s
+            counts += c
+            tokens_seen += float(c[0])
+            self._record_step(step + 1, done, sums, counts)
+            logs = step_logs(step + 1, loss, norm, tokens_seen, start)
+            callbacks.on_train_batch_end(done, logs)
+        callbacks.on_epoch_end(epoch)
+        seconds = time.perf_counter() - start
+        return epoch_result(
+            epoch, sums, counts, done, learning_rate, tokens_seen, seconds
+        )
+
+    def _validate(self, epoch):
+        """Validation perplexity of 1-based `epoch` and the rules'
+        decisions; the best weights so far are saved (`_save_best`)."""
+        from keras_elmo.training.evaluate import evaluate_model
+
+        config = self.config
+        self._sync_model()
+        valid = evaluate_model(
+            self.model,
+            self.vocabulary,
+            config.valid,
+            config.batch_size,
+            max_tokens=config.max_tokens,
+        )
+        self._log_validation(valid["perplexity"])
+        decisions = self._apply_rules(valid["perplexity"])
+        if decisions["improved"]:
+            self._save_best(epoch)
+        return {
+            "valid_perplexity": valid["perplexity"],
+            "valid_forward_perplexity": valid["forward_perplexity"],
+            "valid_backward_perplexity": valid["backward_perplexity"],
+            "best": decisions["improved"],
+            "valid_gain": decisions["gain"],
+            "decayed": decisions["decayed"],
+            "stop": decisions["stop"],
+        }
+
+    def _sync_model(self):
+        """Makes `self.model`'s variables hold the trained values."""
+
+    def _log_validation(self, perplexity):
+        """Records the validation perplexity (TensorBoard on TensorFlow)."""
+
+    def write_outputs(self):
+        """Writes options.json, weights.hdf5, softmax.hdf5, vocab, .keras."""
+        write_trained_model(self.model, self.vocabulary, self.config.out_dir)
+
+
+class Trainer(TrainingLoop):
+    """The loop on TensorFlow: the model built under a strategy, the step
+    of `steps.make_tf_step`, `tf.train` checkpoints.
 
     Args:
         config: `keras_elmo.training.TrainingConfig`.
@@ -79,25 +259,7 @@ class Trainer:
         keras.utils.set_random_seed(config.seed)
         self.strategy = strategy or make_strategy(config.strategy)
         self.chief = is_chief(self.strategy)
-        self.vocabulary = Vocabulary.load(config.vocab)
-        check_sampler_fits(config, len(self.vocabulary))
-        self.model_config = resolve_model_config(config)
-        dtype = dtype_policy(config.mixed_precision)
-        with self.strategy.scope():
-            backbone = BiLM(
-                self.model_config, dropout=config.dropout, dtype=dtype
-            )
-            self.model = BiLMLanguageModel(
-                backbone, len(self.vocabulary), dropout=config.dropout
-            )
-            self.optimizer = make_optimizer(
-                config.optimizer, config.learning_rate
-            )
-            self.optimizer.build(self.model.trainable_variables)
-            self.loss_scale = LossScale(config.mixed_precision == "float16")
-            self.state = checkpoints.TrainingState(config.learning_rate)
-        if config.init_from:
-            load_init_from(self.model, len(self.vocabulary), config.init_from)
+        self._build(self.strategy.scope(), dtype_policy(config.mixed_precision))
         record = run_record.run_record(config, self.model_config)
         run_record.prepare_run(
             config.out_dir, record, force, self.chief, verify_run
@@ -114,7 +276,6 @@ class Trainer:
         self.best_manager = checkpoints.make_best_manager(
             self.model, config.out_dir, self.strategy
         )
-        self.rules = ValidationRules(config)
         restored = checkpoints.restore_latest(self.manager)
         if restored:
             logger.info(
@@ -136,157 +297,95 @@ class Trainer:
             restored and restored + ".index",
             stopped=bool(self.state.stopped.numpy()),
         )
-        self._train_step = self._make_train_step()
-
-    # --- one step -------------------------------------------------------
-
-    def _make_train_step(self):
-        model, optimizer = self.model, self.optimizer
-        config = self.config
-        variables = model.trainable_variables
-        replicas = self.strategy.num_replicas_in_sync
-        sparse_rows = isinstance(optimizer, SparseAdagrad)
-
-        def replica_step(features, targets, step):
-            context = tf.distribute.get_replica_context()
-            replica = context.replica_id_in_sync_group
-            replica = tf.cast(replica, tf.int64)
-            seed = tf.stack(
-                [tf.cast(config.seed, tf.int64), step * 1024 + 2 * replica]
-            )
-            with tf.GradientTape() as tape:
-                hidden = model(features["char_ids"], training=True)
-                sums, counts = [], []
-                for k, direction in enumerate(("forward", "backward")):
-                    loss_sum, count = direction_loss_sum(
-                        model.softmax,
-                        hidden[direction],
-                        targets[direction],
-                        num_sampled=config.num_sampled,
-                        seed=seed + k,
-                        training=True,
-                        unique=config.sampler == "unique",
-                    )
-                    sums.append(loss_sum)
-                    counts.append(count)
-                total = context.all_reduce("sum", tf.stack(counts))
-                total = tf.maximum(total, 1.0)
-                loss = 0.5 * (sums[0] / total[0] + sums[1] / total[1])
-                # bilm-tf's gradient is that of `loss * unroll_steps`; the
-                # float16 loss scale is undone before the clip, this is not.
-                scaled = loss * config.loss_multiplier * self.loss_scale.value
-            grads = tape.gradient(scaled, variables)
-            # Row gradients (the softmax's) stay `IndexedSlices` through the
-            # all-reduce and the clip when the optimizer updates rows.
-            grads = [
-                tf.zeros_like(v)
-                if g is None
-                else (g if sparse_rows else tf.convert_to_tensor(g))
-                for g, v in zip(grads, variables)
-            ]
-            grads = context.all_reduce("sum", grads)
-            # The optimizer sums over replicas again: `replicas` divides.
-            # A non-finite step is applied as a zero gradient (a
-            # conditional update cannot hold the optimizer's cross-replica
-            # sync); the host loop then stops before anything is saved.
-            grads, norm, finite = clipped_gradients(
-                grads, config.clip_norm, self.loss_scale.value, replicas
-            )
-            optimizer.apply_gradients(zip(grads, variables))
-            applied = tf.cast(finite, tf.float32)
-            return tf.stack(sums), tf.stack(counts), norm, applied
-
-        @tf.function
-        def train_step(iterator, step):
-            features, targets = next(iterator)
-            sums, counts, norm, applied = self.strategy.run(
-                replica_step, args=(features, targets, step)
-            )
-            reduce = self.strategy.reduce
-            return (
-                reduce("sum", sums, axis=None),
-                reduce("sum", counts, axis=None),
-                # Equal on every replica (computed after the all-reduce).
-                reduce("mean", norm, axis=None),
-                reduce("mean", applied, axis=None),
-            )
-
-        return train_step
-
-    # --- the loop -------------------------------------------------------
-
-    def train(self):
-        """Runs the remaining epochs; returns the history of every epoch.
-
-        The history includes the epochs of earlier, interrupted runs into
-        the same `out_dir` (`out_dir/history.json`). With a validation
-        set, the model left in `self.model` and written to `out_dir` is
-        the one of the epoch with the lowest validation perplexity.
-        A run whose model `out_dir` already holds (`self.finished`)
-        trains and writes nothing.
-        """
-        config = self.config
-        if self.finished:
-            logger.info("%s holds this run's finished model.", config.out_dir)
-            return list(self.history.entries)
-        writer = checkpoints.summary_writer(config.out_dir, self.chief)
-        state = self.state
-        while int(state.epoch.numpy()) < config.epochs and not bool(
-            state.stopped.numpy()
-        ):
-            epoch = int(state.epoch.numpy())
-            skip = int(state.batch_in_epoch.numpy())
-            result = self._train_epoch(epoch, skip, writer)
-            if config.valid:
-                result.update(self._validate(result["epoch"], writer))
-            self.history.append(result)
-            if self.chief:
-                logger.info("Epoch %d: %s", epoch + 1, result)
-            state.epoch.assign_add(1)
-            state.batch_in_epoch.assign(0)
-            state.keep_epoch_totals(np.zeros(2), np.zeros(2))
-            self.manager.save(checkpoint_number=int(state.step.numpy()))
-        if bool(state.stopped.numpy()) and self.chief:
-            logger.info(
-                "Early stopping after epoch %d: %d epochs in a row gained "
-                "less than %g over the best validation perplexity %.3f.",
-                int(state.epoch.numpy()),
-                int(state.epochs_without_gain.numpy()),
-                config.early_stopping_min_delta,
-                float(state.best_valid.numpy()),
-            )
-        self.restore_best()
-        if self.chief:
-            self.write_outputs()
-        return list(self.history.entries)
-
-    def _validate(self, epoch, writer):
-        """Validation perplexity of the epoch and the rules' decisions."""
-        from keras_elmo.training.evaluate import evaluate_model
-
-        config = self.config
-        valid = evaluate_model(
+        self._writer = None
+        self._train_step = make_tf_step(
+            config,
             self.model,
-            self.vocabulary,
-            config.valid,
-            config.batch_size,
-            max_tokens=config.max_tokens,
+            self.optimizer,
+            self.strategy,
+            self.loss_scale,
+            direction_loss_sum,
+            sparse_rows=isinstance(self.optimizer, SparseAdagrad),
         )
-        if writer is not None:
-            with writer.as_default(step=int(self.state.step.numpy())):
-                tf.summary.scalar("valid_perplexity", valid["perplexity"])
-        decisions = self.rules.after_epoch(self.state, valid["perplexity"])
-        if decisions["improved"]:
-            self.best_manager.save(checkpoint_number=epoch)
-        return {
-            "valid_perplexity": valid["perplexity"],
-            "valid_forward_perplexity": valid["forward_perplexity"],
-            "valid_backward_perplexity": valid["backward_perplexity"],
-            "best": decisions["improved"],
-            "valid_gain": decisions["gain"],
-            "decayed": decisions["decayed"],
-            "stop": decisions["stop"],
-        }
+
+    def _build_state(self):
+        self.loss_scale = LossScale(self.config.mixed_precision == "float16")
+        self.state = checkpoints.TrainingState(self.config.learning_rate)
+
+    # --- the loop's parts -------------------------------------------------
+
+    def _position(self, name):
+        value = getattr(self.state, name).numpy()
+        if name == "stopped":
+            return bool(value)
+        return float(value) if name == "best_valid" else int(value)
+
+    def _begin_training(self):
+        self._writer = checkpoints.summary_writer(
+            self.config.out_dir, self.chief
+        )
+
+    def _end_training(self):
+        pass
+
+    def _begin_epoch(self, epoch):
+        learning_rate = self.rules.learning_rate(self.state, epoch)
+        self.optimizer.learning_rate = learning_rate
+        return learning_rate
+
+    def _epoch_callbacks(self):
+        return step_callbacks(
+            self.config, self.chief, self._writer, self.manager
+        )
+
+    def _epoch_totals(self, skip):
+        return self.state.epoch_totals(skip)
+
+    def _steps(self, epoch, skip):
+        iterator = iter(
+            distributed_lm_dataset(
+                self.strategy, self.config, self.vocabulary, epoch, skip
+            )
+        )
+        while True:
+            step = int(self.state.step.numpy())
+            try:
+                s, c, norm, applied = self._train_step(
+                    iterator, tf.constant(step, tf.int64)
+                )
+            except (StopIteration, tf.errors.OutOfRangeError):
+                return
+            yield s.numpy(), c.numpy(), norm, applied
+
+    def _accept_step(self, loss, norm, applied, step, epoch, batch):
+        if self._step_applied(loss, applied, norm, step, epoch, batch):
+            return True
+        self.state.batch_in_epoch.assign(batch)
+        return False
+
+    def _record_step(self, step, batch, sums, counts):
+        self.state.step.assign_add(1)
+        self.state.batch_in_epoch.assign(batch)
+        self.state.keep_epoch_totals(sums, counts)
+        self.loss_scale.good_step()
+
+    def _end_epoch(self):
+        state = self.state
+        state.epoch.assign_add(1)
+        state.batch_in_epoch.assign(0)
+        state.keep_epoch_totals(np.zeros(2), np.zeros(2))
+        self.manager.save(checkpoint_number=int(state.step.numpy()))
+
+    def _log_validation(self, perplexity):
+        if self._writer is not None:
+            with self._writer.as_default(step=int(self.state.step.numpy())):
+                tf.summary.scalar("valid_perplexity", perplexity)
+
+    def _apply_rules(self, perplexity):
+        return self.rules.after_epoch(self.state, perplexity)
+
+    def _save_best(self, epoch):
+        self.best_manager.save(checkpoint_number=epoch)
 
     def restore_best(self):
         """Loads the best-validation weights, if a validation set chose one.
@@ -297,57 +396,6 @@ class Trainer:
         if not self.config.valid:
             return None
         return checkpoints.restore_best(self.best_manager)
-
-    def _train_epoch(self, epoch, skip, writer):
-        config = self.config
-        iterator = iter(
-            distributed_lm_dataset(
-                self.strategy, config, self.vocabulary, epoch, skip
-            )
-        )
-        learning_rate = self.rules.learning_rate(self.state, epoch)
-        self.optimizer.learning_rate = learning_rate
-        if self.chief:
-            logger.info(
-                "Epoch %d/%d, learning rate %g",
-                epoch + 1,
-                config.epochs,
-                learning_rate,
-            )
-        callbacks = step_callbacks(config, self.chief, writer, self.manager)
-        callbacks.on_epoch_begin(epoch)
-        sums, counts = self.state.epoch_totals(skip)
-        start, tokens_seen = time.perf_counter(), 0.0
-        done = skip
-        target = config.steps_per_epoch
-        while target is None or done < target:
-            step = int(self.state.step.numpy())
-            try:
-                s, c, norm, applied = self._train_step(
-                    iterator, tf.constant(step, tf.int64)
-                )
-            except (StopIteration, tf.errors.OutOfRangeError):
-                break
-            s, c = s.numpy(), c.numpy()
-            loss = 0.5 * float(s[0] / max(c[0], 1.0) + s[1] / max(c[1], 1.0))
-            done += 1
-            if not self._step_applied(loss, applied, norm, step, epoch, done):
-                self.state.batch_in_epoch.assign(done)
-                continue
-            sums += s
-            counts += c
-            tokens_seen += float(c[0])
-            self.state.step.assign_add(1)
-            self.state.batch_in_epoch.assign(done)
-            self.state.keep_epoch_totals(sums, counts)
-            self.loss_scale.good_step()
-            logs = step_logs(step + 1, loss, norm, tokens_seen, start)
-            callbacks.on_train_batch_end(done, logs)
-        callbacks.on_epoch_end(epoch)
-        seconds = time.perf_counter() - start
-        return epoch_result(
-            epoch, sums, counts, done, learning_rate, tokens_seen, seconds
-        )
 
     def _step_applied(self, loss, applied, norm, step, epoch, batch):
         """Whether the step's update counts: False for a float16 overflow
@@ -371,6 +419,99 @@ class Trainer:
             )
         return True
 
-    def write_outputs(self):
-        """Writes options.json, weights.hdf5, softmax.hdf5, vocab, .keras."""
-        write_trained_model(self.model, self.vocabulary, self.config.out_dir)
+
+def write_trained_model(model, vocabulary, out_dir):
+    """Writes a trained `BiLMLanguageModel` into `out_dir`, for either
+    trainer: options.json + weights.hdf5 (AllenNLP format) of its
+    backbone, softmax.hdf5 (`W` `[V, P]` and its bias), vocab.txt, and
+    bilm.keras, an inference `BiLM` rebuilt from the AllenNLP files (so
+    it holds exactly the weights a user loads from them)."""
+    paths = model_files.model_paths(out_dir)
+    model.backbone.save_allennlp(paths["options"], paths["weights"])
+    model_files.save_softmax_hdf5(model.softmax, paths["softmax"])
+    vocabulary.save(paths["vocabulary"])
+    inference = BiLM.from_allennlp(paths["options"], paths["weights"])
+    save_keras_atomically(inference, paths["keras"])
+    logger.info("Wrote the trained model to %s", out_dir)
+
+
+def finished_model(
+    out_dir, completed_epochs, epochs, checkpoint, stopped=False
+):
+    """Whether `out_dir` already holds the finished model of this run, for
+    either trainer: its newest checkpoint (the file `checkpoint`) has
+    completed `epochs` (or stopped early), and every model file exists
+    and was written after that checkpoint (a run killed between its last
+    checkpoint and its model files, or one that trained more epochs
+    since, is not finished). Such a rerun trains and writes nothing."""
+    if checkpoint is None or not os.path.isfile(checkpoint):
+        return False
+    if completed_epochs < epochs and not stopped:
+        return False
+    saved = os.stat(checkpoint).st_mtime_ns
+    for path in model_files.model_paths(out_dir).values():
+        if not os.path.isfile(path) or os.stat(path).st_mtime_ns < saved:
+            return False
+    return True
+
+
+def epoch_result(epoch, sums, counts, steps, learning_rate, tokens, seconds):
+    """The history entry of one finished epoch (either trainer's).
+
+    `sums` and `counts` are the epoch's `[2]` cross-entropy sums and real
+    token counts (forward, backward), so
+
+        loss = (sums[0] / counts[0] + sums[1] / counts[1]) / 2,
+        perplexity = exp(loss);
+
+    `tokens` are the forward tokens seen in `seconds` by this run.
+    """
+    mean = 0.5 * (sums[0] / max(counts[0], 1) + sums[1] / max(counts[1], 1))
+    return {
+        "epoch": epoch + 1,
+        "loss": float(mean),
+        "perplexity": float(np.exp(mean)),
+        "steps": steps,
+        "learning_rate": learning_rate,
+        "tokens_per_second": tokens / max(seconds, 1e-9),
+        "seconds": seconds,
+    }
+
+
+class EpochHistory:
+    """The list of per-epoch results of a run, kept in `out_dir`.
+
+    Each entry is the dict `Trainer` builds at an epoch's end (rate,
+    training and validation perplexity, the validation rules'
+    decisions). An epoch interrupted and resumed is one entry whose step
+    count, loss and perplexity cover all of its steps (the running totals
+    are checkpointed, `checkpoints.TrainingState`); only its timing
+    (`seconds`, `tokens_per_second`) covers the last run alone. Only
+    the chief writes; the file is replaced atomically after every epoch,
+    before the epoch-end checkpoint, so on resume the entries past the
+    restored epoch (written by an epoch whose checkpoint never landed)
+    are dropped.
+
+    Args:
+        out_dir: the run's output directory.
+        completed_epochs: int, epochs the restored checkpoint completed.
+        chief: bool, whether this worker writes.
+    """
+
+    def __init__(self, out_dir, completed_epochs, chief=True):
+        self.path = os.path.join(out_dir, "history.json")
+        self.chief = chief
+        self.entries = []
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as f:
+                self.entries = [
+                    h for h in json.load(f) if h["epoch"] <= completed_epochs
+                ]
+
+    def append(self, result):
+        self.entries.append(result)
+        if not self.chief:
+            return
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with atomic_write(self.path) as f:
+            json.dump(self.entries, f, indent=1)

@@ -17,8 +17,10 @@ and applies three rules, in this order:
    a row with `gain < early_stopping_min_delta` end the run.
 
 The state (learning rate, best perplexity, epochs without gain) lives in
-`TrainingState`, so it is checkpointed with the weights and a resumed run
-takes the same decisions as an uninterrupted one.
+`TrainingState` (TensorFlow) or the checkpointed position (`decide`, the
+same rules over a plain dict, for JAX and PyTorch), so it is checkpointed
+with the weights and a resumed run takes the same decisions as an
+uninterrupted one.
 """
 
 from keras_elmo.training.checkpoints import NO_BEST_YET
@@ -57,36 +59,65 @@ class ValidationRules:
             `decayed` (the next epochs train at a lower rate), `stop` (end
             the run after this epoch).
         """
+        before = {
+            "best_valid": float(state.best_valid.numpy()),
+            "epochs_without_gain": int(state.epochs_without_gain.numpy()),
+            "learning_rate": state.learning_rate,
+            "stopped": bool(state.stopped.numpy()),
+        }
+        decisions, after = self.decide(before, valid_perplexity)
+        if decisions["improved"]:
+            state.best_valid.assign(after["best_valid"])
+        if decisions["decayed"]:
+            # `state.learning_rate * factor` in TensorFlow, as always.
+            state.learning_rate.assign(after["learning_rate"])
+        state.epochs_without_gain.assign(after["epochs_without_gain"])
+        if decisions["stop"]:
+            state.stopped.assign(True)
+        return decisions
+
+    def decide(self, state, valid_perplexity):
+        """The rules over a plain state, for any trainer.
+
+        Args:
+            state: dict with `best_valid` (float, `NO_BEST_YET` before the
+                first), `epochs_without_gain` (int), `learning_rate` and
+                `stopped`.
+            valid_perplexity: float.
+
+        Returns:
+            `(decisions, state)`: `after_epoch`'s dict and the new state
+            (a new dict; `state` is left as it was).
+        """
         config = self.config
-        best = float(state.best_valid.numpy())
+        best = state["best_valid"]
         if not best < NO_BEST_YET:  # none yet (or inf, from older runs)
             gain = 1.0
         else:
             gain = (best - valid_perplexity) / best
         improved = valid_perplexity < best
+        after = dict(state)
         if improved:
-            state.best_valid.assign(valid_perplexity)
+            after["best_valid"] = valid_perplexity
         decayed = (
             config.lr_schedule == "plateau" and gain < config.plateau_threshold
         )
         if decayed:
-            state.learning_rate.assign(
-                state.learning_rate * config.plateau_factor
+            after["learning_rate"] = state["learning_rate"] * (
+                config.plateau_factor
             )
         if gain < config.early_stopping_min_delta:
-            state.epochs_without_gain.assign_add(1)
+            after["epochs_without_gain"] = state["epochs_without_gain"] + 1
         else:
-            state.epochs_without_gain.assign(0)
+            after["epochs_without_gain"] = 0
         patience = config.early_stopping_patience
-        stop = (
-            patience is not None
-            and int(state.epochs_without_gain.numpy()) >= patience
-        )
+        stop = patience is not None and after["epochs_without_gain"] >= patience
         if stop:
-            state.stopped.assign(True)
-        return {
+            after["stopped"] = True
+        decisions = {
             "improved": bool(improved),
             "gain": float(gain),
             "decayed": bool(decayed),
             "stop": bool(stop),
         }
+        return decisions, after

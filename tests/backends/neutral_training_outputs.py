@@ -5,7 +5,7 @@ Run by `neutral_training_test.py` in a subprocess with `KERAS_BACKEND=jax`
 or `torch` (the backend is fixed when keras is imported). In `WORK` it writes a
 corpus of 48 sentences and its vocabulary, then:
 
-- `losses.npz`: the `keras.ops` losses (`neutral_lm_loss`) on seeded
+- `losses.npz`: the `keras.ops` losses (`losses`) on seeded
   inputs, full softmax and sampled over fixed candidates (with a
   repeated candidate and accidental hits), with their inputs, for a
   NumPy re-derivation; two draws of `log_uniform_candidates` from one
@@ -17,7 +17,8 @@ corpus of 48 sentences and its vocabulary, then:
 - `facts.json`: the histories, steps, where the rerun resumed, the
   message of a resume with another seed, and `keras-elmo train`'s exit
   code and stderr with flags that need TensorFlow and on a plain run
-  (`cli/`);
+  (`cli/`), and a run from `cli/`'s model (`--init-from`) with `--valid`,
+  plateau decay and early stopping (`valid/`; its `history.json`);
 - `weights.npz`: the final variables of `full/` and `resumed/`.
 
 With `--data-parallel` (run with two host devices,
@@ -43,7 +44,7 @@ import numpy as np  # noqa: E402
 
 from keras_elmo.cli.main import main as cli_main  # noqa: E402
 from keras_elmo.data.vocabulary import Vocabulary  # noqa: E402
-from keras_elmo.training import neutral_lm_loss  # noqa: E402
+from keras_elmo.training import losses as neutral_lm_loss  # noqa: E402
 from keras_elmo.training.neutral_trainer import NeutralTrainer  # noqa: E402
 from keras_elmo.training.run_record import RunMismatch  # noqa: E402
 from keras_elmo.training.training_config import TrainingConfig  # noqa: E402
@@ -192,7 +193,6 @@ def main(work, data_parallel=False):
         base
         + ["--out", f"{work}/refused", "--strategy", "mirrored"]
         + ["--mixed-precision", "float16", "--num-sampled", "5"]
-        + ["--valid", corpus, "--init-from", vocab, vocab]
     )
     facts["cli_refused_dir"] = os.path.exists(f"{work}/refused")
     facts["cli_train"] = run_cli(
@@ -202,7 +202,44 @@ def main(work, data_parallel=False):
         + ["--sampler", "replacement"]
     )
     facts["cli_files"] = sorted(os.listdir(f"{work}/cli"))
+    validation_runs(work, corpus, vocab, base, facts)
     write_facts(work, facts)
+
+
+def validation_runs(work, corpus, vocab, base, facts):
+    """`keras-elmo train` from `cli/`'s model (`--init-from`) with
+    `--valid`, the plateau schedule and early stopping, set so that every
+    epoch is a plateau and two in a row stop the run (after epoch 2 of 4);
+    and whether `init_from` put `cli/`'s weights into a new trainer."""
+    from keras_elmo.models.bilm import BiLM
+
+    model = [f"{work}/cli/{name}" for name in ("options.json", "weights.hdf5")]
+    softmax = f"{work}/cli/softmax.hdf5"
+    facts["cli_valid"] = run_cli(
+        base
+        + ["--out", f"{work}/valid", "--epochs", "4", "--quiet"]
+        + ["--batch-size", "16", "--valid", corpus]
+        + ["--lr-schedule", "plateau", "--plateau-threshold", "10"]
+        + ["--early-stopping-patience", "2"]
+        + ["--early-stopping-min-delta", "10"]
+        + ["--init-from", *model, softmax]
+    )
+    with open(f"{work}/valid/history.json", encoding="utf-8") as f:
+        facts["valid_history"] = json.load(f)
+    facts["valid_files"] = sorted(os.listdir(f"{work}/valid"))
+    started = NeutralTrainer(
+        config_of(corpus, vocab, f"{work}/init", init_from=(*model, softmax))
+    )
+    fresh = NeutralTrainer(config_of(corpus, vocab, f"{work}/fresh"))
+    loaded = BiLM.from_allennlp(*model)
+    facts["init_from_backbone_equal"] = all(
+        np.array_equal(_numpy(a), _numpy(b))
+        for a, b in zip(started.model.backbone.weights, loaded.weights)
+    )
+    facts["fresh_backbone_equal"] = all(
+        np.array_equal(_numpy(a), _numpy(b))
+        for a, b in zip(fresh.model.backbone.weights, loaded.weights)
+    )
 
 
 if __name__ == "__main__":

@@ -23,13 +23,13 @@ import sys
 import numpy as np
 import pytest
 
-from keras_elmo.training import neutral_checkpoints
-from keras_elmo.training.backend_limits import training_refusals
+from keras_elmo.training import checkpoints
 from keras_elmo.training.run_record import RunMismatch
 from keras_elmo.training.training_config import TrainingConfig
+from keras_elmo.training.training_config import training_refusals
 from tests.backends.backend_subprocess import run_script
 
-REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
+REFUSED = ("--strategy", "--mixed-precision", "--sampler")
 _RUNS = {}
 
 
@@ -197,7 +197,7 @@ def test_cli_refuses_tensorflow_only_flags_by_name(training):
     backend = training[0]["backend"]
     refused = training[0]["cli_refused"]
     assert refused["code"] == 2
-    for flag in REFUSED + ("--init-from",):
+    for flag in REFUSED:
         assert (
             f"`{flag}` needs the TensorFlow backend; "
             f"received KERAS_BACKEND={backend}"
@@ -217,6 +217,33 @@ def test_cli_trains(training):
         "checkpoints",
     ):
         assert name in facts["cli_files"]
+
+
+def test_cli_trains_with_validation_early_stopping_and_init_from(training):
+    """Every epoch a plateau (threshold 10 > any gain), two in a row stop
+    the run: epoch 2 of 4 is the last, at half then a quarter of the rate;
+    epoch 1 is the best (its gain is 1 by definition; epoch 2 must beat
+    it to replace it), and the model written is the best epoch's."""
+    facts = training[0]
+    assert facts["cli_valid"]["code"] == 0, facts["cli_valid"]["stderr"]
+    history = facts["valid_history"]
+    assert [h["epoch"] for h in history] == [1, 2]
+    assert [h["stop"] for h in history] == [False, True]
+    assert [h["decayed"] for h in history] == [True, True]
+    assert [h["learning_rate"] for h in history] == [2e-3, 1e-3]
+    assert history[0]["best"] and history[0]["valid_gain"] == 1.0
+    first, second = (h["valid_perplexity"] for h in history)
+    assert history[1]["best"] == (second < first)
+    assert history[1]["valid_gain"] == pytest.approx((first - second) / first)
+    for h in history:
+        assert (
+            math.isfinite(h["valid_perplexity"]) and h["valid_perplexity"] > 1
+        )
+    assert (
+        "best" in facts["valid_files"] and "bilm.keras" in facts["valid_files"]
+    )
+    assert facts["init_from_backbone_equal"]
+    assert not facts["fresh_backbone_equal"]
 
 
 def _config(tmp_path, **overrides):
@@ -257,7 +284,7 @@ def test_tensorflow_checkpoints_are_not_resumed_here(tmp_path):
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "checkpoint").write_text("")
     with pytest.raises(RunMismatch, match="TensorFlow trainer"):
-        neutral_checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
+        checkpoints.prepare_run(str(tmp_path), {"format": "npz-1"})
 
 
 def test_resume_removes_killed_checkpoint_writes(tmp_path):
@@ -288,7 +315,7 @@ def test_resume_removes_killed_checkpoint_writes(tmp_path):
         directory / f".ckpt-000000008.npz.{socket.gethostname()}-{pid}.x.tmp"
     )
     killed.write_bytes(b"half")
-    latest = neutral_checkpoints.prepare_run(str(tmp_path), record)
+    latest = checkpoints.prepare_run(str(tmp_path), record)
     assert latest == str(directory / "ckpt-000000004.npz")
     assert not killed.exists()
     assert (directory / "ckpt-000000004.npz").exists()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.training.clipped_gradients import clipped_gradients
+from keras_elmo.training.steps import clipped_gradients
 
 
 def _grads(seed=0, size=1.0):

@@ -4,8 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.layers.lm_softmax import LMSoftmax
-from keras_elmo.training.lm_loss import direction_loss_sum
-from keras_elmo.training.lm_loss import full_softmax_losses
+from keras_elmo.training.fused_loss import direction_loss_sum
+from keras_elmo.training.fused_loss import full_softmax_losses
 
 
 def _softmax_and_batch(seed=0):

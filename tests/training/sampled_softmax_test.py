@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.training.sampled_softmax import sampled_softmax_losses
+from keras_elmo.training.fused_loss import sampled_softmax_losses
 
 
 def _case(seed=0, rows=6):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.training.lm_loss import log_uniform_sample
-from keras_elmo.training.lm_loss import pool_size
-from keras_elmo.training.lm_loss import sampled_candidates
-from keras_elmo.training.lm_loss import unique_log_uniform_candidates
+from keras_elmo.training.fused_loss import log_uniform_sample
+from keras_elmo.training.fused_loss import pool_size
+from keras_elmo.training.fused_loss import sampled_candidates
+from keras_elmo.training.fused_loss import unique_log_uniform_candidates
 
 
 def _p(k, vocabulary_size):
@@ -86,7 +86,7 @@ def test_inclusion_frequencies_match_the_expected_counts():
 
 
 def test_a_short_pool_is_grown_and_gives_the_same_candidates(monkeypatch):
-    import keras_elmo.training.lm_loss as lm_loss
+    import keras_elmo.training.fused_loss as lm_loss
 
     V, S = 400, 150
     seed = tf.constant([1, 2], tf.int64)

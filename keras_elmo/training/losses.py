@@ -1,10 +1,13 @@
-"""The biLM training loss in `keras.ops`: full and sampled softmax.
+"""The biLM training loss defined once, in `keras.ops`: full, sampled softmax.
 
-The same loss as `lm_loss.direction_loss_sum` (TensorFlow), for the
-backends whose compiled functions need static shapes (JAX): instead of
-gathering the real tokens (`tf.boolean_mask`, a dynamic shape), every
-position is computed and the padding ones (`targets < 0`) are masked
-out of the sum. For one direction with states `h` `[B, T1, P]`, targets
+This is the executable definition every backend trains with (JAX and
+PyTorch through autodiff). TensorFlow's trainer runs the fast path of
+`fused_loss` (real tokens gathered, a fused sampled-softmax gradient,
+its float64 stateless sampler), which `tests/training/losses_test.py`
+holds equal to this definition and its autodiff gradient. Static shapes
+(for `jax.jit`): instead of gathering the real tokens, every position
+is computed and the padding ones (`targets < 0`) are masked out of the
+sum. For one direction with states `h` `[B, T1, P]`, targets
 `y` `[B, T1]` (-1 at padding) and the softmax `W` `[V, P]`, `b` `[V]`:
 
     CE_i  = logsumexp_v(h_i . W[v] + b[v]) - (h_i . W[y_i] + b[y_i])
@@ -50,10 +53,12 @@ def _torch_uniform(num_sampled, seed):
     return ops.convert_to_tensor(u)
 
 
-def log_uniform_probability(k, vocabulary_size):
-    """`P(k) = (log(k + 2) - log(k + 1)) / log(V + 1)`, float32, for
-    int ids `k` (TensorFlow's `log_uniform_candidate_sampler`)."""
-    k = ops.cast(k, "float32")
+def log_uniform_probability(k, vocabulary_size, dtype="float32"):
+    """`P(k) = (log(k + 2) - log(k + 1)) / log(V + 1)` in `dtype`, for
+    int ids `k` (TensorFlow's `log_uniform_candidate_sampler`), computed
+    as `log1p(1 / (k + 1))`: the difference of two logs near `log V`
+    loses most of its digits in float32 for large `k`."""
+    k = ops.cast(k, dtype)
     return ops.log1p(1.0 / (k + 1.0)) / math.log(vocabulary_size + 1)
 
 
@@ -173,3 +178,17 @@ def direction_loss_sum(
     return sampled_softmax_loss_sum(
         embeddings, bias, hidden, targets, sampled, num_sampled
     )
+
+
+def check_sampler_fits(config, vocabulary_size):
+    """Raises `ValueError` unless `config`'s sampler can draw its negatives
+    from `vocabulary_size` words: the unique sampler draws `num_sampled`
+    distinct ones, so it needs `num_sampled < vocabulary_size`."""
+    n = config.num_sampled
+    if n and config.sampler == "unique" and n >= vocabulary_size:
+        raise ValueError(
+            "`sampler='unique'` draws `num_sampled` distinct negatives: "
+            f"`num_sampled` ({n}) must be below the vocabulary size "
+            f"({vocabulary_size} in {config.vocab!r}); lower it or pass "
+            "`sampler='replacement'`."
+        )
