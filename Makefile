@@ -5,8 +5,8 @@
 #              (tests/xdist_plan.py), then print the 20 slowest tests and
 #              write build/test-durations.{md,json} (tools/test_durations.py;
 #              CI: .ci/run).
-# `make test-fast`: the same without the `large` tests, the crash sweeps
-#              and the Spark and Beam engines (day-to-day work, minutes).
+# `make test-fast`: the same without the `large`, `crash_sweep` and
+#              `engine` tests (pyproject.toml): day-to-day work, minutes.
 # `make test-torch`: add torch's CPU build (tools/install_torch_cpu.sh)
 #              and the `torch` extra to .venv and run the PyTorch backend
 #              tests (`-m torch_backend`, which `test` and `test-fast`
@@ -22,6 +22,8 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PYTEST_WORKERS ?= 2
 XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 BUILD ?= build
+# `make test-fast`: no end-to-end (`large`), crash-sweep or engine tests.
+FAST_TESTS := not large and not crash_sweep and not engine and not torch_backend
 # pip keeps its download and wheel cache (~/.cache/pip, or $$PIP_CACHE_DIR)
 # between runs: a second fresh clone on the same machine installs from it.
 
@@ -83,7 +85,7 @@ test: $(VENV)/.installed-test
 
 test-fast: $(VENV)/.installed-test
 	$(call pytest_with_report,test-fast-durations,$(XDIST) \
-	    -m "not large and not torch_backend" tests)
+	    -m "$(FAST_TESTS)" tests)
 
 test-torch: $(VENV)/.installed-torch
 	$(PY) -m pytest -q -m torch_backend tests/backends

@@ -29,6 +29,9 @@ from keras_elmo.training.run_record import RunMismatch
 from keras_elmo.training.training_config import TrainingConfig
 from tests.backends.backend_subprocess import run_script
 
+# Trains in JAX and PyTorch subprocesses (backend_subprocess.py).
+pytestmark = pytest.mark.engine
+
 REFUSED = ("--strategy", "--mixed-precision", "--sampler", "--valid")
 _RUNS = {}
 
