@@ -1,5 +1,7 @@
 """Shared test fixtures: the AllenNLP reference weights, a seeded `tiny`
-BiLM, padded string tokens and the examples folder on `sys.path`."""
+BiLM, padded string tokens and the examples folder on `sys.path`; and how
+`make test` shares the tests between pytest-xdist's workers
+(`tests/xdist_plan.py`)."""
 
 import importlib.util
 import os
@@ -14,6 +16,8 @@ import tensorflow as tf
 import keras_elmo
 from tests.fixtures.weights_digest import expected_digest
 from tests.fixtures.weights_digest import weights_digest
+from tests.xdist_plan import pytest_collection_modifyitems  # noqa: F401
+from tests.xdist_plan import pytest_xdist_make_scheduler  # noqa: F401
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 EXAMPLES = os.path.abspath(

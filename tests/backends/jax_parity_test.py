@@ -29,6 +29,9 @@ from tests.backends.parity_checks import check_stateful_batches
 from tests.backends.parity_checks import check_sublayers_match_tensorflow
 from tests.models.bilm_parity_test import CONFIGS
 
+# Runs its checks in JAX subprocesses (tests/backends/backend_subprocess.py).
+pytestmark = pytest.mark.engine
+
 
 @pytest.fixture(scope="module")
 def jax_work(reference_weights, tmp_path_factory):

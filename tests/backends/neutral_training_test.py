@@ -29,6 +29,9 @@ from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import training_refusals
 from tests.backends.backend_subprocess import run_script
 
+# Trains in JAX and PyTorch subprocesses (backend_subprocess.py).
+pytestmark = pytest.mark.engine
+
 REFUSED = ("--strategy", "--mixed-precision", "--sampler")
 _RUNS = {}
 

@@ -1,11 +1,24 @@
 """Fixtures of the Beam tests: the input corpus and `keras-elmo embed`'s
-reference output for it.
+reference output for it; every test here is marked `engine` (it runs a
+Beam pipeline or Beam's own code: `make test-fast` leaves them out).
 """
+
+import os
 
 import pytest
 
 from keras_elmo.cli.main import main
 from tests.beam.corpus import write_corpus
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Marks the tests of this folder `engine` (before `-m` selects)."""
+    for item in items:
+        if str(item.path).startswith(HERE + os.sep):
+            item.add_marker(pytest.mark.engine)
 
 
 @pytest.fixture(scope="module")

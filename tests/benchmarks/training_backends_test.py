@@ -49,6 +49,7 @@ def test_refuses_an_unknown_backend(tmp_path, capsys):
     assert "--backends" in error and "'mxnet'" in error
 
 
+@pytest.mark.engine  # trains in a TensorFlow and a JAX process
 def test_each_backend_trains_from_the_readme_command(tmp_path):
     out = tmp_path / "training_backends.json"
     script = load_benchmark("training_backends")

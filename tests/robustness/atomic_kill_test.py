@@ -27,6 +27,8 @@ from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
 from tests.robustness.atomic_kill_child import NAMES
 from tests.robustness.case_table import VOCAB
 
+pytestmark = pytest.mark.crash_sweep
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 

@@ -34,9 +34,12 @@ from tests.robustness.crash_points import _PATCHED
 from tests.robustness.crash_points import count_points
 from tests.robustness.crash_points import killed_at
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
-)
+pytestmark = [
+    pytest.mark.crash_sweep,
+    pytest.mark.skipif(
+        not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
+    ),
+]
 
 KEY = "crash_tiny"
 SERVED = ("/options.json", "/weights.hdf5")

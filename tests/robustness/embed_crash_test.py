@@ -33,9 +33,12 @@ from keras_elmo.embedding.runners import BiLMEmbedder
 from tests.robustness.crash_points import count_points
 from tests.robustness.crash_points import killed_at
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
-)
+pytestmark = [
+    pytest.mark.crash_sweep,
+    pytest.mark.skipif(
+        not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
+    ),
+]
 
 LINES = [
     "The cat sat on the mat .",

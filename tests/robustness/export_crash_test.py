@@ -33,6 +33,7 @@ from tests.robustness.crash_points import Zygote
 
 pytestmark = [
     pytest.mark.large,
+    pytest.mark.crash_sweep,
     pytest.mark.skipif(
         not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
     ),

@@ -43,6 +43,7 @@ from tests.training.training_helpers import VALID
 
 pytestmark = [
     pytest.mark.large,
+    pytest.mark.crash_sweep,
     pytest.mark.skipif(
         not hasattr(os, "fork"), reason="crash injection forks (POSIX only)"
     ),

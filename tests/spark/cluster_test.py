@@ -28,7 +28,7 @@ from keras_elmo.integrations.spark import embed_dataframe
 from keras_elmo.integrations.spark import embed_text_file
 from keras_elmo.integrations.spark import read_manifest
 
-pytestmark = pytest.mark.large
+pytestmark = [pytest.mark.large, pytest.mark.engine]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 SAMPLE = os.path.join(REPO, "tests", "data", "en_pd_lm_sample.txt.gz")

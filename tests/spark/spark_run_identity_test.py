@@ -18,7 +18,7 @@ from keras_elmo.embedding.run_identity import hdf5_run_record
 from keras_elmo.embedding.run_identity import input_identity
 from tests.conftest import flip_last_byte
 
-pytestmark = pytest.mark.large
+pytestmark = [pytest.mark.large, pytest.mark.engine]
 
 
 def _sha256(data):
