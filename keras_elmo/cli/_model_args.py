@@ -153,13 +153,7 @@ def _named(error, spec):
     for key in ("model", "options", "preset"):
         if spec.get(key):
             flag = flag_name(key)
-            hint = ""
-            if key == "preset" and "no such preset" in str(error):
-                hint = (
-                    "; or an architecture with random weights: "
-                    f"`--random-weights` {list(ARCHITECTURE_NAMES)}"
-                )
-            return type(error)(f"`{flag}`: {error}{hint}")
+            return type(error)(f"`{flag}`: {error}")
     return error
 
 

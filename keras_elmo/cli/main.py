@@ -54,7 +54,10 @@ def build_parser():
         "--version", action="version", version=f"keras-elmo {__version__}"
     )
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="Log at INFO level."
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Log at INFO level, TensorFlow's start-up lines included.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
@@ -67,8 +70,16 @@ def build_parser():
             formatter_class=HelpFormatter,
         )
         module.add_arguments(sub)
+        sub.add_argument(  # also after the command: `embed ... -v`
+            "-v",
+            "--verbose",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="Log at INFO level, TensorFlow's start-up lines included.",
+        )
         sub.set_defaults(
             run=module.run,
+            command_parser=sub,
             flags=set(sub._option_string_actions),
             flag_aliases=getattr(module, "FLAG_ALIASES", {}),
         )
@@ -85,9 +96,8 @@ def main(argv=None):
     """
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # only `embed --runner` takes options of its own (Beam's)
-        if not getattr(args, "accepts_pipeline_options", False):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        _check_extra_arguments(args, extra)
         args.pipeline_options = extra
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -106,6 +116,19 @@ def main(argv=None):
         if argv is not None:
             raise  # an in-process caller decides what an interrupt means
         return 130
+
+
+def _check_extra_arguments(args, extra):
+    """Arguments no parser knows: argparse's own error in the command's
+    usage (`--layers top`, `--batchsize 8`), except for `embed`, whose
+    `--name=value` ones are Beam pipeline options: taken with `--runner`;
+    without it `embed` says they need it."""
+    if getattr(args, "accepts_pipeline_options", False):
+        if getattr(args, "runner", None):
+            return
+        if all(re.fullmatch(r"--\w[\w.-]*=.*", arg) for arg in extra):
+            return  # `embed` refuses them, naming --runner
+    args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
 
 def quiet_tensorflow(verbose):
