@@ -6,24 +6,24 @@ The checks and their thresholds are `keras_elmo.data.corpus_health`'s.
 
 import sys
 
-from keras_elmo.data import corpus_health
+from keras_elmo.cli import _library_values as defaults
 
 _FLAGS = (
     (
         "--max-invalid-fraction",
-        corpus_health.DEFAULT_MAX_INVALID_FRACTION,
+        defaults.DEFAULT_MAX_INVALID_FRACTION,
         "Stop when more than this fraction of a file's non-blank lines are "
         "not valid UTF-8 (default: %(default)s, most lines; 1 = never).",
     ),
     (
         "--max-nul-fraction",
-        corpus_health.DEFAULT_MAX_NUL_FRACTION,
+        defaults.DEFAULT_MAX_NUL_FRACTION,
         "Stop when more than this fraction of a file's bytes are NUL "
         "(binary data; default: %(default)s; 1 = never).",
     ),
     (
         "--max-oov-rate",
-        corpus_health.DEFAULT_MAX_OOV_RATE,
+        defaults.DEFAULT_MAX_OOV_RATE,
         "Stop when more than this fraction of a file's tokens are not in "
         "the vocabulary (it belongs to another corpus; default: "
         "%(default)s; 1 = never).",
@@ -53,11 +53,13 @@ def add_corpus_check_arguments(parser, oov=True):
 
 
 def limits_from_args(args):
+    from keras_elmo.data import corpus_health
+
     return corpus_health.HealthLimits(
         max_invalid_fraction=args.max_invalid_fraction,
         max_nul_fraction=args.max_nul_fraction,
         max_oov_rate=getattr(
-            args, "max_oov_rate", corpus_health.DEFAULT_MAX_OOV_RATE
+            args, "max_oov_rate", defaults.DEFAULT_MAX_OOV_RATE
         ),
     )
 
@@ -74,6 +76,8 @@ def check_corpus_from_args(
     """Runs `corpus_health.check_corpus` with the flags' thresholds and
     writes its summary to `stream` (stderr). Returns the `CorpusHealth`,
     or None with `--skip-corpus-check` or no `file_pattern`."""
+    from keras_elmo.data import corpus_health
+
     if file_pattern is None or getattr(args, "skip_corpus_check", False):
         return None
     report = corpus_health.check_corpus(

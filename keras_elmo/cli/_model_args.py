@@ -10,9 +10,9 @@ and prints the warning for random weights.
 import os
 import sys
 
+from keras_elmo.cli._library_values import ARCHITECTURE_NAMES
 from keras_elmo.cli.main import flag_name
 from keras_elmo.cli.main import flag_words
-from keras_elmo.config import ARCHITECTURES
 
 # The spec keys (`keras_elmo.embedding.model_spec.MODEL_ARGUMENTS`) the
 # model flags set; each key's flag is `main.flag_name(key)` (`--model`).
@@ -55,10 +55,10 @@ def add_model_arguments(parser, model_help=None, vocab_help=None):
     group.add_argument(
         "--random-weights",
         metavar="ARCH",
-        choices=sorted(ARCHITECTURES),
+        choices=list(ARCHITECTURE_NAMES),
         default=None,
         help="An architecture with random weights "
-        f"({', '.join(sorted(ARCHITECTURES))}): shapes and plumbing only.",
+        f"({', '.join(ARCHITECTURE_NAMES)}): shapes and plumbing only.",
     )
     group.add_argument(
         "--seed", type=int, default=0, help="Seed for --random-weights."
@@ -100,7 +100,7 @@ def check_model_flags(args):
     except ValueError as e:
         raise flag_error(e) from None
     name = getattr(args, "preset", None)
-    if name in ARCHITECTURES:
+    if name in ARCHITECTURE_NAMES:
         from keras_elmo.presets.published import ARCHITECTURE_TWINS
 
         twin = ARCHITECTURE_TWINS.get(name)
@@ -153,13 +153,7 @@ def _named(error, spec):
     for key in ("model", "options", "preset"):
         if spec.get(key):
             flag = flag_name(key)
-            hint = ""
-            if key == "preset" and "no such preset" in str(error):
-                hint = (
-                    "; or an architecture with random weights: "
-                    f"`--random-weights` {sorted(ARCHITECTURES)}"
-                )
-            return type(error)(f"`{flag}`: {error}{hint}")
+            return type(error)(f"`{flag}`: {error}")
     return error
 
 

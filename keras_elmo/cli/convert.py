@@ -163,4 +163,23 @@ def run(args):
     if args.to_options:
         bilm.save_allennlp(args.to_options, args.to_weights)
     extras.write(args)
+    _say_what_was_written(args)
     return 0
+
+
+def _say_what_was_written(args, stream=None):
+    """One line per output on stdout: `wrote PATH (what it is)`."""
+    import sys
+
+    stream = stream or sys.stdout
+    for name, what in (
+        ("out", "model folder"),
+        ("to_keras", ".keras model"),
+        ("to_options", "options.json"),
+        ("to_weights", "weights.hdf5"),
+        ("to_mix", "the module's learned layer mix"),
+        ("to_softmax", "the checkpoint's softmax"),
+    ):
+        path = getattr(args, name, None)
+        if path:
+            stream.write(f"wrote {path} ({what})\n")

@@ -9,11 +9,8 @@ plumbing, not language knowledge.
 
 import sys
 
-import numpy as np
-
 from keras_elmo.cli._model_args import add_model_arguments
 from keras_elmo.cli._model_args import load_bilm_from_flags
-from keras_elmo.training.word_sense import write_report
 
 HELP = "Embed example sentences and print shapes and similarities."
 
@@ -35,11 +32,16 @@ def add_arguments(parser):
 
 
 def _cosine(a, b):
+    import numpy as np
+
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12))
 
 
 def run(args):
+    import numpy as np
+
     import keras_elmo
+    from keras_elmo.training.word_sense import write_report
 
     bilm, description = load_bilm_from_flags(args)
     bilm = getattr(bilm, "bilm", bilm)  # an ElmoLayer's biLM

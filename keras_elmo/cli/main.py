@@ -23,7 +23,27 @@ COMMANDS = {
 }
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written; each flag's help ends with its default
+    where it has one worth showing (not None, False or an empty list) and
+    the help does not already say it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or "default" in text.lower()
+            or default in (None, False, argparse.SUPPRESS)
+            or default == []
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def build_parser():
+    """The whole parser; imports the command modules, never TensorFlow."""
     import importlib
 
     parser = argparse.ArgumentParser(
@@ -34,7 +54,10 @@ def build_parser():
         "--version", action="version", version=f"keras-elmo {__version__}"
     )
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="Log at INFO level."
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Log at INFO level, TensorFlow's start-up lines included.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
@@ -44,11 +67,19 @@ def build_parser():
             name,
             help=module.HELP,
             description=module.__doc__,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(sub)
+        sub.add_argument(  # also after the command: `embed ... -v`
+            "-v",
+            "--verbose",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="Log at INFO level, TensorFlow's start-up lines included.",
+        )
         sub.set_defaults(
             run=module.run,
+            command_parser=sub,
             flags=set(sub._option_string_actions),
             flag_aliases=getattr(module, "FLAG_ALIASES", {}),
         )
@@ -63,17 +94,17 @@ def main(argv=None):
     explicit `argv` (a caller in the same process) the line is printed
     and the `KeyboardInterrupt` goes on to the caller.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # only `embed --runner` takes options of its own (Beam's)
-        if not getattr(args, "accepts_pipeline_options", False):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        _check_extra_arguments(args, extra)
         args.pipeline_options = extra
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    quiet_tensorflow(args.verbose)
+    _load_library()
     try:
         return args.run(args) or 0
     except (ValueError, OSError, ImportError, TypeError) as e:
@@ -85,6 +116,62 @@ def main(argv=None):
         if argv is not None:
             raise  # an in-process caller decides what an interrupt means
         return 130
+
+
+def _check_extra_arguments(args, extra):
+    """Arguments no parser knows: argparse's own error in the command's
+    usage (`--layers top`, `--batchsize 8`), except for `embed`, whose
+    `--name=value` ones are Beam pipeline options: taken with `--runner`;
+    without it `embed` says they need it."""
+    if getattr(args, "accepts_pipeline_options", False):
+        if getattr(args, "runner", None):
+            return
+        if all(re.fullmatch(r"--\w[\w.-]*=.*", arg) for arg in extra):
+            return  # `embed` refuses them, naming --runner
+    args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+
+
+def quiet_tensorflow(verbose):
+    """Silences TensorFlow's and absl's start-up lines (oneDNN, CUDA
+    drivers, `I0000`/`E0000`) unless `verbose`; a value the user set in
+    the environment wins. Must run before TensorFlow is imported."""
+    level = "0" if verbose else "3"
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
+    os.environ.setdefault("GRPC_VERBOSITY", "INFO" if verbose else "ERROR")
+    os.environ.setdefault("GLOG_minloglevel", "1" if verbose else "3")
+    try:
+        from absl import logging as absl_logging
+    except ImportError:
+        return
+    if not verbose:
+        absl_logging.set_verbosity(absl_logging.ERROR)
+
+
+def _load_library():
+    """Loads the library (TensorFlow, Keras, the API) as `import keras_elmo`
+    does outside the CLI. With `TF_CPP_MIN_LOG_LEVEL=3` the import runs
+    with the process's stderr (file descriptor 2) on /dev/null: the lines
+    TensorFlow's C++ start-up writes before its logging reads that
+    setting (`I0000 ... oneDNN`, `cuda drivers`) go nowhere. A Python
+    error of the import is raised after stderr is back."""
+    import keras_elmo
+
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3":
+        keras_elmo._load_api()
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real stderr (an embedding host)
+        keras_elmo._load_api()
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        keras_elmo._load_api()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _interrupted(args, error):

@@ -64,15 +64,40 @@ def flag_of(field_name):
     return FLAG_ALIASES.get(field_name) or "--" + field_name.replace("_", "-")
 
 
+def _training_config_class():
+    """`TrainingConfig`, for building the parser: where TensorFlow is not
+    loaded yet, a copy of `keras_elmo/training/training_config.py` (plain
+    dataclasses) loaded on its own, because `keras_elmo.training`'s
+    `__init__` imports TensorFlow and `keras-elmo train --help` must not.
+    Only its fields are read; `run` uses the library's own class."""
+    import importlib.util
+    import os
+    import sys
+
+    if "tensorflow" in sys.modules or "keras_elmo.training" in sys.modules:
+        from keras_elmo.training.training_config import TrainingConfig
+
+        return TrainingConfig
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        "training",
+        "training_config.py",
+    )
+    spec = importlib.util.spec_from_file_location(
+        "_keras_elmo_training_config_fields", path
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TrainingConfig
+
+
 def add_arguments(parser):
     """One flag per `TrainingConfig` field (its metadata: help, argparse
     options), plus `--force`."""
     import dataclasses
     import re
 
-    from keras_elmo.training.training_config import TrainingConfig
-
-    fields = dataclasses.fields(TrainingConfig)
+    fields = dataclasses.fields(_training_config_class())
     names = {field.name for field in fields}
 
     def in_flags(text):

@@ -44,7 +44,6 @@ stores as one string) plus about 40 bytes per line, instead of a dict of
 every sentence.
 """
 
-import contextlib
 import hashlib
 import io
 import json
@@ -62,6 +61,7 @@ from keras_elmo.embedding.embed_lines import select_layers
 from keras_elmo.embedding.embed_lines import sentence_text
 from keras_elmo.embedding.embed_lines import sentence_tokens
 from keras_elmo.utils import write_faults
+from keras_elmo.utils.progress import progress_bar
 from keras_elmo.utils.same_file import check_not_an_input
 from keras_elmo.utils.validation import check_positive_int
 
@@ -294,15 +294,12 @@ def _fill(
     progress,
 ):  # fmt: skip
     """Embeds the chunks not committed yet, assembles and publishes."""
-    import keras
-
     if embed_journal.finished_output(journal.partial, output_path):
         journal.publish(output_path)  # a kill came after the rename
         return
     progbar = None
     if progress:
-        with contextlib.redirect_stdout(sys.stderr):
-            progbar = keras.utils.Progbar(total, unit_name="line")
+        progbar = progress_bar(total, unit_name="line", stream=sys.stderr)
     try:
         if not os.path.isfile(journal.path(embed_journal.ASSEMBLED)):
             _fill_chunks(
@@ -331,8 +328,7 @@ def _fill_chunks(journal, embedder, input_path, layers, batch_size, progbar):
                 _embed_chunk(embedder, todo, layers, batch_size, arrays)
                 journal.commit_chunk(number, start, digest, arrays)
             if progbar is not None:
-                with contextlib.redirect_stdout(sys.stderr):
-                    progbar.update(chunk[-1][0] + 1)
+                progbar.update(chunk[-1][0] + 1)
 
 
 def _chunk_digest(chunk):

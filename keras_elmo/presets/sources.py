@@ -253,6 +253,33 @@ def _from_hugging_face(source):
     return allennlp_files(paths[0], paths[1], f"Hugging Face {source}")
 
 
+# Words of a preset name that say which trained model is meant: the
+# architecture names and their everyday synonyms -> `ARCHITECTURE_TWINS`.
+_MEANING_WORDS = {
+    "small": "small",
+    "medium": "medium",
+    "original": "original",
+    "large": "original",
+    "big": "original",
+    "full": "original",
+}
+
+
+def _meant(source):
+    """The trained presets a mistyped name means by its words
+    (`elmo_original_en` -> `elmo_2x4096_en`: the 93.6M model, not the
+    closest spelling), or []."""
+    import re
+
+    meant = []
+    for word in re.split(r"[^a-z]+", str(source).lower()):
+        architecture = _MEANING_WORDS.get(word)
+        twin = published.ARCHITECTURE_TWINS.get(architecture)
+        if twin and twin not in meant:
+            meant.append(twin)
+    return meant
+
+
 def _unknown(source, shipped):
     from keras_elmo.config import ARCHITECTURES
 
@@ -267,7 +294,7 @@ def _unknown(source, shipped):
             f" builds it with random weights.{hint} Trained models by name: "
             f"{names} (`keras-elmo presets`)."
         )
-    close = difflib.get_close_matches(
+    close = _meant(source) or difflib.get_close_matches(
         source, names + sorted(published.ALIASES), n=3, cutoff=0.6
     )
     suggestion = (
