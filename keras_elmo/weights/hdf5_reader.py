@@ -50,6 +50,11 @@ MAX_LINKS = 100_000
 # Bytes a dataset may claim per byte the file stores for it: deflate's
 # expansion is bounded by about 1,032:1, lzf's by far less.
 MAX_EXPANSION = 1100
+# Parameters a whole weights file may imply per byte it holds: 8 is 32:1
+# over float32 (16:1 over float16). Trained weights barely compress
+# (about 1.1:1), so only a crafted file of constants comes near it, and
+# a file must then be tens of megabytes to build a model of a gigabyte.
+MAX_VALUES_PER_FILE_BYTE = 8
 # HDF5 filters a weights file may use (ids from H5Zpublic.h and h5py's lzf).
 ALLOWED_FILTERS = {
     h5py.h5z.FILTER_DEFLATE: "deflate",
@@ -299,18 +304,20 @@ def read_checked(f, key, expected, kind, label):
 
 def check_claimed_values(path, values, kind, label=None):
     """Refuses, before a model of `values` parameters is built for it, a
-    weights file too small to hold them (`MAX_EXPANSION` values per
-    byte at most): options of a billion parameters next to a kilobyte
-    file. Checks the file's structure too (`open_hdf5`)."""
+    weights file too small to hold them (`MAX_VALUES_PER_FILE_BYTE`
+    values per byte at most): options of a billion parameters next to a
+    kilobyte file, or a few hundred kilobytes of compressed zeros. Checks
+    the file's structure too (`open_hdf5`)."""
     label = label or repr(os.fspath(path))
     with open_hdf5(path, kind, label):
         pass
     size = os.path.getsize(path)
-    if values > MAX_EXPANSION * size:
+    if values > MAX_VALUES_PER_FILE_BYTE * size:
         raise UnsafeHDF5Error(
             f"{kind.name} file {label} has {size:,} bytes, too few for the "
             f"{values:,} values the options imply (at most "
-            f"{MAX_EXPANSION} per byte); do the options match the weights?",
+            f"{MAX_VALUES_PER_FILE_BYTE} per byte); do the options match "
+            "the weights?",
             os.fspath(path),
         )
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
+from keras_elmo.weights import bilm_hdf5
 from keras_elmo.weights import hdf5_reader
 from keras_elmo.weights import hdf5_shapes
 from keras_elmo.weights import softmax_hdf5
@@ -323,3 +324,25 @@ def test_good_files_pass_the_structure_check(tiny):
     _, weights = tiny
     with h5py.File(weights, "r") as f:
         hdf5_reader.check_structure(f, "Weights file")
+
+
+def test_compressed_constants_cannot_stand_for_a_large_model(tmp_path):
+    """About a hundred kilobytes of deflated zeros hold 16M values (64 MB
+    as float32): under the per-dataset 1,100:1 bound, but a weights file
+    must hold a byte per 8 values the options imply, so it is refused
+    before any model is built."""
+    path = tmp_path / "zeros.hdf5"
+    with h5py.File(path, "w") as f:
+        big = f.create_dataset(
+            "big", (4096, 4096), "<f4", compression="gzip", chunks=(256, 4096)
+        )
+        for row in range(0, 4096, 256):
+            big[row : row + 256] = np.zeros((256, 4096), "<f4")
+    size = os.path.getsize(path)
+    values = 4096 * 4096
+    assert values <= hdf5_reader.MAX_EXPANSION * size  # the old bound passed
+    with pytest.raises(hdf5_reader.UnsafeHDF5Error) as info:
+        hdf5_reader.check_claimed_values(path, values, bilm_hdf5.WEIGHTS_FILE)
+    message = str(info.value)
+    assert f"has {size:,} bytes, too few for the {values:,} values" in message
+    assert str(path) in message
