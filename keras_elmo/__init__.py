@@ -4,6 +4,7 @@ from keras_elmo import layers
 from keras_elmo.api_export import publish_exports
 from keras_elmo.config import BiLMConfig
 from keras_elmo.embedding.embedder import Embedder
+from keras_elmo.export.portable import export_portable
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
@@ -25,4 +26,5 @@ __all__ = [
     "BiLMLanguageModel",
     "Embedder",
     "export_saved_model",
+    "export_portable",
 ]
