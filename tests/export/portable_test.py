@@ -251,3 +251,12 @@ def test_cli_format_litert(reference_weights, sentences, tmp_path, capsys):
 
     expected = reference(bilm, bilm_and_mix(bilm)[1], sentences)
     assert_close(run_clean(out, sentences, tmp_path), expected)
+
+
+def test_unicode_lexicon_models_are_refused(tmp_path):
+    from tests import efml_reference
+
+    bilm = keras_elmo.BiLM.from_preset(efml_reference.folder("char", "legacy"))
+    with pytest.raises(ValueError, match="Unicode character lexicon"):
+        export_portable(bilm, tmp_path / "efml.tflite", format="litert")
+    assert not (tmp_path / "efml.tflite").exists()
