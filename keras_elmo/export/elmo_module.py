@@ -263,7 +263,7 @@ def bilm_and_mix(bilm_or_elmo_layer):
         if bilm_or_elmo_layer.num_output_representations > 1:
             logger.warning(
                 "The ElmoLayer has %d output representations; the "
-                "SavedModel's `elmo` output uses the first one.",
+                "exported `elmo` output uses the first one.",
                 bilm_or_elmo_layer.num_output_representations,
             )
         if mix.do_layer_norm:

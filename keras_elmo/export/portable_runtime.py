@@ -142,7 +142,19 @@ class PortableElmo:
                 "`char_ids` must have shape [B, T, 50]; received "
                 f"{char_ids.shape}."
             )
-        return self._run(char_ids)
+        batch, steps = char_ids.shape[:2]
+        if batch and steps:
+            return self._run(char_ids)
+        # No token at all: zeros of the outputs' widths, without calling
+        # the runtime (LiteRT crashes on a zero-sized input).
+        probe = self._run(token_to_char_ids("a")[None, None, :])
+        shapes = {1: (batch,), 2: (batch,), 3: (batch, steps)}
+        return {
+            k: np.zeros(
+                shapes[v.ndim] + v.shape[len(shapes[v.ndim]) :], v.dtype
+            )
+            for k, v in probe.items()
+        }
 
 
 def _onnx_runner(path, num_threads):

@@ -102,6 +102,11 @@ spec.loader.exec_module(rt)
 elmo = rt.PortableElmo({str(path)!r}, num_threads=1)
 sentences = json.loads(sys.stdin.read())
 single = elmo(sentences[:1])  # another shape first: dynamic B and T
+for empty, shape in (([], (0, 0)), ([[], []], (2, 0))):
+    got = elmo(empty)
+    assert got["elmo"].shape[:2] == shape, got["elmo"].shape
+    assert got["default"].shape[0] == shape[0], got["default"].shape
+    assert got["sequence_len"].tolist() == [0] * shape[0]
 out = elmo(sentences)
 out.update({{"single_" + k: v for k, v in single.items()}})
 np.savez({str(out)!r}, **out)
