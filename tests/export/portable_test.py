@@ -35,12 +35,13 @@ TOLERANCE = 1e-5  # of the largest activation
 
 
 def real_sentences():
-    """Six sentences of the committed corpus sample, 2 to 61 tokens."""
+    """Six sentences of the committed corpus sample, 2 to 61 tokens, and
+    one with a token past 48 UTF-8 bytes and non-ASCII tokens."""
     with gzip.open(DATA, "rt", encoding="utf-8") as f:
         lines = [line.split() for line in f]
     by_length = {len(tokens): tokens for tokens in lines}
     picked = [by_length[n] for n in (7, 2, 61, 19, 3, 30)]
-    return picked
+    return picked + [["naïve", "x" * 60, "😀", "."]]
 
 
 def needs(format):
