@@ -22,6 +22,7 @@ __all__ = [
     "BiLMLanguageModel",
     "Embedder",
     "export_saved_model",
+    "export_portable",
 ]
 
 
@@ -32,6 +33,7 @@ def _load_api():
     from keras_elmo.api_export import publish_exports
     from keras_elmo.config import BiLMConfig
     from keras_elmo.embedding.embedder import Embedder
+    from keras_elmo.export.portable import export_portable
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.models.bilm import BiLM
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
@@ -43,6 +45,7 @@ def _load_api():
         BiLMConfig=BiLMConfig,
         Embedder=Embedder,
         export_saved_model=export_saved_model,
+        export_portable=export_portable,
         BiLM=BiLM,
         BiLMLanguageModel=BiLMLanguageModel,
         ElmoLayer=ElmoLayer,

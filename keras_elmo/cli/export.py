@@ -15,6 +15,12 @@ With `--version N` the SavedModel goes to OUT/N, the layout TF Serving
 polls (`--model_base_path=OUT`). The export is written beside its
 destination and renamed into place; an existing model is only replaced
 with `--force`. Signatures, limits and serving: savedmodel/README.md.
+
+    keras-elmo export --out elmo.onnx --format onnx
+    keras-elmo export --out elmo.tflite --format litert
+
+write one file that runs in ONNX Runtime or LiteRT without TensorFlow
+(`keras_elmo.export.portable`): char ids in, the SavedModel's outputs out.
 """
 
 import os
@@ -24,7 +30,10 @@ from keras_elmo.cli._model_args import add_model_arguments
 from keras_elmo.cli._model_args import check_model_flags
 from keras_elmo.cli._model_args import load_bilm_from_flags
 
-HELP = "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving."
+HELP = (
+    "Export a SavedModel (TF Hub elmo/3 signatures) for TF Serving, or "
+    "an ONNX / LiteRT file."
+)
 
 
 def add_arguments(parser):
@@ -50,6 +59,14 @@ def add_arguments(parser):
         "truncated.",
     )
     parser.add_argument(
+        "--format",
+        choices=("savedmodel", "onnx", "litert"),
+        default="savedmodel",
+        help="savedmodel (default, a directory); onnx or litert: one "
+        "file taking char ids [B,T,50] that runs without TensorFlow "
+        "(keras_elmo/export/portable_runtime.py reads it).",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="Replace an existing SavedModel at the destination.",
@@ -63,6 +80,8 @@ def run(args):
     from keras_elmo.utils.validation import check_positive_int
 
     check_model_flags(args)
+    if getattr(args, "format", "savedmodel") != "savedmodel":
+        return _run_portable(args)
     max_tokens = args.max_tokens
     if max_tokens is None:
         max_tokens = signatures.MAX_TOKENS
@@ -89,7 +108,33 @@ def run(args):
     return 0
 
 
-def _check_not_an_input(args, path):
+def _run_portable(args):
+    """`--format onnx|litert`: one file at --out."""
+    from keras_elmo.export.portable import export_portable
+
+    for flag in ("version", "max_tokens", "vocab"):
+        if getattr(args, flag, None) is not None:
+            raise ValueError(
+                f"--{flag.replace('_', '-')} applies to --format "
+                f"savedmodel only; received it with --format {args.format}."
+            )
+    path = args.out
+    _check_not_an_input(args, path, folder=False)
+    if os.path.exists(path) and not args.force:
+        raise FileExistsError(
+            f"Output {path!r} exists; pass --force to overwrite it."
+        )
+    model, description = load_bilm_from_flags(args)
+    export_portable(model, path, format=args.format, overwrite=True)
+    sys.stdout.write(
+        f"Exported {description}\n  to {path} ({args.format})\n"
+        "input: char_ids int32 [B,T,50]; outputs: word_emb, "
+        "lstm_outputs1.., elmo, default, sequence_len\n"
+    )
+    return 0
+
+
+def _check_not_an_input(args, path, folder=True):
     """Refuses, even with --force, a destination that is (or holds) a
     file or folder the model is read from: it is replaced as a whole."""
     from keras_elmo.utils.same_file import check_not_an_input
@@ -101,4 +146,4 @@ def _check_not_an_input(args, path):
     preset = getattr(args, "preset", None)
     if preset and os.path.exists(preset):
         inputs["--preset"] = preset
-    check_not_an_input(path, inputs, argument="--out", folder=True)
+    check_not_an_input(path, inputs, argument="--out", folder=folder)

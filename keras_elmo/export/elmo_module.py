@@ -240,13 +240,30 @@ def build_module(
 ):
     """The `ElmoModule` for a `BiLM` or an `ElmoLayer` (not saved)."""
     check_positive_int("max_tokens", max_tokens)
+    bilm, mix = bilm_and_mix(bilm_or_elmo_layer)
+    cache = getattr(bilm_or_elmo_layer, "token_cache", None)
+    if vocabulary is not None:
+        cache = TokenEmbeddingCache(vocabulary, bilm, name="token_cache")
+    if cache is not None and not cache.built:
+        cache.build()
+    return ElmoModule(bilm, mix, max_tokens=max_tokens, token_cache=cache)
+
+
+def bilm_and_mix(bilm_or_elmo_layer):
+    """`(bilm, mix)` of an export: an `ElmoLayer`'s biLM and first
+    `ScalarMix`, or a `BiLM` and a fresh built mix (`s = 0`, `gamma = 1`).
+
+    Raises:
+        TypeError: neither a `BiLM` nor an `ElmoLayer`.
+        ValueError: a stateful biLM.
+    """
     if isinstance(bilm_or_elmo_layer, ElmoLayer):
         bilm = bilm_or_elmo_layer.bilm
         mix = bilm_or_elmo_layer.scalar_mixes[0]
         if bilm_or_elmo_layer.num_output_representations > 1:
             logger.warning(
                 "The ElmoLayer has %d output representations; the "
-                "SavedModel's `elmo` output uses the first one.",
+                "exported `elmo` output uses the first one.",
                 bilm_or_elmo_layer.num_output_representations,
             )
         if mix.do_layer_norm:
@@ -273,12 +290,7 @@ def build_module(
     if not mix.built:
         shape = (None, None, bilm.output_dim)
         mix.build([shape] * bilm.num_output_layers)
-    cache = getattr(bilm_or_elmo_layer, "token_cache", None)
-    if vocabulary is not None:
-        cache = TokenEmbeddingCache(vocabulary, bilm, name="token_cache")
-    if cache is not None and not cache.built:
-        cache.build()
-    return ElmoModule(bilm, mix, max_tokens=max_tokens, token_cache=cache)
+    return bilm, mix
 
 
 def _unique(variables):

@@ -1,0 +1,343 @@
+"""`export_portable`: a biLM as one ONNX or LiteRT file, no TensorFlow needed.
+
+The file takes character ids and returns the SavedModel signature's
+outputs, for ONNX Runtime (`.onnx`) or LiteRT (`.tflite`, the
+`ai-edge-litert` package):
+
+| name | dtype, shape |
+| --- | --- |
+| input `char_ids` | int32 `[B, T, 50]`, rows right-padded with 0 |
+| `word_emb` | float32 `[B, T, P]` |
+| `lstm_outputs1` .. `lstm_outputs{L}` | float32 `[B, T, 2P]` |
+| `elmo` | float32 `[B, T, 2P]`, the mix (as the SavedModel's) |
+| `default` | float32 `[B, 2P]`, the mean of `elmo` over real tokens |
+| `sequence_len` | int32 `[B]`, real tokens per row |
+
+`B` and `T` are dynamic. Outputs are zero at padding positions. The
+char ids are bilm-tf's (`keras_elmo.batch_to_ids`); the standalone reader
+`keras_elmo/export/portable_runtime.py` maps token lists to them with
+numpy alone.
+
+Why a graph of its own: the biLM's TensorFlow forward uses ops that
+neither converter handles (`UniqueV2` over rows, `SegmentMax`, tensor
+lists of unknown element shape in the packed recurrence). This module
+runs the same arithmetic with ops both converters know: the char-CNN as
+a VALID convolution and a max over positions, the highway and projection
+layers of the biLM itself, and each biLSTM layer as one `while` loop over
+time (both directions at once, direction-major, the backward half
+reversed over each row's length with `ReverseSequence`), collecting the
+steps by concatenation. The weights are the biLM's (and the mix's).
+"""
+
+import logging
+import os
+
+import tensorflow as tf
+
+from keras_elmo.export import signatures as sig
+from keras_elmo.export.elmo_module import bilm_and_mix
+from keras_elmo.models.bilm import elmo_layers
+from keras_elmo.text import char_vocab
+from keras_elmo.utils.atomic import atomic_write
+
+logger = logging.getLogger(__name__)
+
+ONNX = "onnx"
+LITERT = "litert"
+FORMATS = (ONNX, LITERT)
+# The file name suffix each format's runtime expects.
+SUFFIXES = {ONNX: ".onnx", LITERT: ".tflite"}
+CHAR_IDS = "char_ids"
+# ONNX opset: 17 is read by every onnxruntime of the last three years.
+ONNX_OPSET = 17
+EXTRA_HINT = "pip install 'keras-elmo[{}]'"
+
+
+class PortableForward(tf.Module):
+    """The exported computation: char ids `[B, T, 50]` -> output dict.
+
+    Args:
+        bilm: a stateless `keras_elmo.BiLM` with bilm-tf character ids.
+        mix: its built `ScalarMix`.
+    """
+
+    def __init__(self, bilm, mix):
+        super().__init__(name="elmo_portable")
+        config = bilm.config
+        if getattr(config, "has_char_lexicon", False):
+            raise ValueError(
+                "export_portable supports biLMs on bilm-tf character ids "
+                "(AllenNLP, NLPL, keras-elmo models); this one has a "
+                "Unicode character lexicon (ELMoForManyLangs), whose "
+                "token mapping the portable reader does not implement. "
+                "Export it with export_saved_model instead."
+            )
+        self._bilm, self._mix = bilm, mix
+        self.num_layers = int(config.num_layers)
+        self.forward = tf.function(
+            self._forward,
+            input_signature=[
+                tf.TensorSpec(
+                    [None, None, char_vocab.MAX_CHARS_PER_TOKEN],
+                    tf.int32,
+                    name=CHAR_IDS,
+                )
+            ],
+        )
+
+    def _forward(self, char_ids):
+        bilm = self._bilm
+        mask = tf.reduce_any(char_ids > 0, axis=-1)  # [B, T]
+        lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
+        with_boundaries = _add_boundaries(char_ids, lengths)
+        x = bilm.token_projection(
+            bilm.highway(_char_cnn(bilm.char_cnn, with_boundaries))
+        )
+        x = tf.cast(x, tf.float32)  # [B, T + 2, P]
+        layers = _bilstm(bilm.bilstm, x, lengths + 2)
+        steps = tf.shape(char_ids)[1]
+        real = tf.expand_dims(tf.cast(mask, tf.float32), -1)
+
+        def strip(sequence):  # drop <S> and </S>, zero the padding
+            return sequence[:, 1 : steps + 1] * real
+
+        outputs = {sig.WORD_EMB: strip(x)}
+        for key, layer in zip(sig.lstm_output_keys(self.num_layers), layers):
+            outputs[key] = strip(layer)
+        elmo = self._mix(elmo_layers(outputs), mask=mask)
+        outputs[sig.ELMO] = tf.cast(elmo, tf.float32)
+        count = tf.maximum(tf.cast(lengths, tf.float32), 1.0)
+        outputs[sig.MEAN] = tf.reduce_sum(
+            outputs[sig.ELMO], axis=1
+        ) / tf.expand_dims(count, -1)
+        outputs[sig.SEQUENCE_LEN] = lengths
+        return outputs
+
+
+def _add_boundaries(char_ids, lengths):
+    """`[B, T + 2, 50]`: `<S>`, the tokens, `</S>` after each row's last."""
+    padded = tf.pad(char_ids, [[0, 0], [1, 1], [0, 0]])
+    positions = tf.expand_dims(tf.range(tf.shape(padded)[1]), 0)  # [1, T+2]
+    bos = tf.constant(char_vocab.BOS_TOKEN_IDS, tf.int32)
+    eos = tf.constant(char_vocab.EOS_TOKEN_IDS, tf.int32)
+    at_bos = tf.expand_dims(tf.equal(positions, 0), -1)
+    at_eos = tf.expand_dims(
+        tf.equal(positions, tf.expand_dims(lengths, 1) + 1), -1
+    )
+    out = tf.where(at_bos, bos, padded)
+    return tf.where(at_eos, eos, out)
+
+
+def _char_cnn(layer, char_ids):
+    """`CharCNNEmbedding` as VALID convolutions and a max over positions
+    (its backend-neutral path): `[B, T, 50]` -> `[B, T, filters]`."""
+    shape = tf.shape(char_ids)
+    slots = char_vocab.MAX_CHARS_PER_TOKEN
+    table = tf.concat(
+        [
+            tf.zeros([1, layer.char_embedding_dim], tf.float32),
+            tf.cast(layer.char_embeddings, tf.float32),
+        ],
+        axis=0,
+    )
+    flat = tf.reshape(char_ids, [-1, slots])
+    chars = tf.gather(table, flat)  # [M, 50, dim]
+    features = []
+    for kernel, bias in zip(layer.kernels, layer.biases):
+        kernel = tf.cast(kernel, tf.float32)
+        conv = tf.nn.conv1d(chars, kernel, stride=1, padding="VALID")
+        pooled = tf.reduce_max(conv, axis=1) + tf.cast(bias, tf.float32)
+        if layer.activation == "relu":
+            features.append(tf.nn.relu(pooled))
+        else:
+            features.append(tf.tanh(pooled))
+    features = tf.concat(features, axis=-1)
+    return tf.reshape(features, [shape[0], shape[1], layer.num_filters])
+
+
+def _bilstm(bilstm, x, lengths):
+    """`ResidualBiLSTM` at inference: `[B, T, P]` -> `L` x `[B, T, 2P]`."""
+    steps = tf.shape(x)[1]
+    real = tf.cast(tf.sequence_mask(lengths, steps), tf.float32)
+    real = tf.expand_dims(tf.expand_dims(real, 0), -1)  # [1, B, T, 1]
+    clips = (bilstm.cell_clip, bilstm.projection_clip)
+    layer_input = tf.stack([x, _reverse(x, lengths)])  # [2, B, T, P]
+    outputs = []
+    for layer in range(bilstm.num_layers):
+        weights = [tf.cast(w, tf.float32) for w in bilstm._layer_weights(layer)]
+        sequence = _recurrence(layer_input, weights, clips) * real
+        if layer > 0 and bilstm.use_skip_connections:
+            sequence = (sequence + layer_input) * real
+        outputs.append(
+            tf.concat([sequence[0], _reverse(sequence[1], lengths)], axis=-1)
+        )
+        layer_input = sequence
+    return outputs
+
+
+def _reverse(x, lengths):
+    """Each row of `[B, T, D]` reversed over its first `lengths[b]` steps."""
+    return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+
+
+def _recurrence(inputs, weights, clips):
+    """One layer, both directions: `[2, B, T, P]` -> `[2, B, T, P]`.
+
+    `h` and `c` start at zero; the steps past a row's length are computed
+    and later zeroed (rows are right-padded, so they follow every real
+    step and change no real output)."""
+    kernel, recurrent, projection, bias = weights
+    cell_clip, projection_clip = clips
+    shape = tf.shape(inputs)
+    batch, steps = shape[1], shape[2]
+    width, gates = tf.shape(kernel)[1], tf.shape(kernel)[2]
+    gates_in = tf.matmul(tf.reshape(inputs, [2, -1, width]), kernel)
+    gates_in = tf.reshape(gates_in, [2, batch, steps, gates])
+    gates_in = gates_in + tf.expand_dims(tf.expand_dims(bias, 1), 1)
+    gates_in = tf.transpose(gates_in, [2, 0, 1, 3])  # [T, 2, B, 4H]
+    units, proj = projection.shape[1], projection.shape[2]
+
+    def clip(value, limit):
+        if limit is None:
+            return value
+        return tf.clip_by_value(value, -float(limit), float(limit))
+
+    def body(t, h, c, sequence):
+        z = tf.gather(gates_in, t) + tf.matmul(h, recurrent)
+        i, j, f, o = tf.split(z, 4, axis=-1)
+        c_new = tf.sigmoid(i) * tf.tanh(j) + tf.sigmoid(f) * c
+        c_new = clip(c_new, cell_clip)
+        h_new = tf.matmul(tf.sigmoid(o) * tf.tanh(c_new), projection)
+        h_new = clip(h_new, projection_clip)
+        sequence = tf.concat([sequence, tf.expand_dims(h_new, 2)], axis=2)
+        return t + 1, h_new, c_new, sequence
+
+    h0 = tf.zeros(tf.stack([2, batch, proj]), tf.float32)
+    c0 = tf.zeros(tf.stack([2, batch, units]), tf.float32)
+    # No steps yet; a zero the converters cannot fold, so the loop's
+    # output keeps a dynamic time axis when the graph is frozen (a
+    # constant 0 there makes the LiteRT converter's `While` type [.., 0, ..]).
+    none_yet = tf.minimum(steps, 0)
+    s0 = tf.zeros(tf.stack([2, batch, none_yet, proj]), tf.float32)
+    _, _, _, sequence = tf.while_loop(
+        lambda t, *_: t < steps,
+        body,
+        (tf.constant(0), h0, c0, s0),
+        shape_invariants=(
+            tf.TensorShape([]),
+            tf.TensorShape([2, None, proj]),
+            tf.TensorShape([2, None, units]),
+            tf.TensorShape([2, None, None, proj]),
+        ),
+    )
+    return sequence
+
+
+def export_portable(bilm_or_elmo_layer, path, format=ONNX, overwrite=True):
+    """Writes the biLM (and its mix) as one ONNX or LiteRT file.
+
+    The file runs in ONNX Runtime (`format="onnx"`) or LiteRT
+    (`format="litert"`, a `.tflite` flatbuffer) without TensorFlow or
+    Keras: it takes `char_ids` int32 `[B, T, 50]` (dynamic `B` and `T`,
+    rows right-padded with 0) and returns the SavedModel signature's
+    outputs `word_emb`, `lstm_outputs1..L`, `elmo`, `default` and
+    `sequence_len` (see this module's docstring). Within float32 rounding
+    of `keras_elmo.BiLM` (tests/export/portable_test.py). Converting needs
+    the optional converters: `pip install 'keras-elmo[onnx]'` (tf2onnx,
+    onnx) for ONNX; LiteRT's converter ships with TensorFlow. Reading
+    needs only numpy and `onnxruntime` or `ai-edge-litert`:
+    `keras_elmo/export/portable_runtime.py` is a standalone reader.
+
+    `elmo` is the ElmoLayer's first `ScalarMix` when an `ElmoLayer` is
+    given, else the plain layer average (`s = 0`, `gamma = 1`), as in
+    `export_saved_model`. Models with a Unicode character lexicon
+    (ELMoForManyLangs) are refused.
+
+    Args:
+        bilm_or_elmo_layer: a stateless `keras_elmo.BiLM` or a
+            `keras_elmo.layers.ElmoLayer`.
+        path: str. The output file.
+        format: `"onnx"` or `"litert"`.
+        overwrite: bool. Replace an existing file at `path`.
+
+    Returns:
+        `path`.
+
+    Raises:
+        ValueError: an unknown `format`, or a model this export does not
+            support (stateful, Unicode lexicon).
+        TypeError: neither a `BiLM` nor an `ElmoLayer`.
+        FileExistsError: `path` exists and `overwrite` is False, or is a
+            directory.
+        ImportError: the ONNX converter is not installed.
+    """
+    if format not in FORMATS:
+        error = ValueError(
+            f"`format` must be one of {', '.join(FORMATS)}; received "
+            f"{format!r}."
+        )
+        error.argument = "format"
+        raise error
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise FileExistsError(
+            f"{path!r} is a directory; `path` must name a file."
+        )
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(
+            f"{path!r} exists; pass `overwrite=True` to replace it."
+        )
+    bilm, mix = bilm_and_mix(bilm_or_elmo_layer)
+    module = PortableForward(bilm, mix)
+    if format == ONNX:
+        data = _to_onnx(module)
+    else:
+        data = _to_litert(module)
+    with atomic_write(path, "wb") as f:
+        f.write(data)
+    logger.info("Wrote %s (%s, %d bytes).", path, format, len(data))
+    return path
+
+
+def _to_onnx(module):
+    try:
+        import tf2onnx
+    except ImportError as e:
+        raise ImportError(
+            "Exporting ONNX needs tf2onnx and onnx: " + EXTRA_HINT.format(ONNX)
+        ) from e
+    model, _ = tf2onnx.convert.from_function(
+        module.forward,
+        input_signature=module.forward.input_signature,
+        opset=ONNX_OPSET,
+    )
+    return model.SerializeToString()
+
+
+def _to_litert(module):
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    # The weights as constants: variables would stay resource variables in
+    # the file (LiteRT's READ_VARIABLE), never initialised by a reader.
+    traced = module.forward.get_concrete_function()
+    frozen = convert_variables_to_constants_v2(traced)
+    keys = sorted(traced.structured_outputs)
+
+    # The frozen function returns a flat list (sorted keys, as
+    # `tf.nest.flatten` orders a dict); named again so that the file's
+    # signature has the SavedModel's output names, not `output_0`...
+    @tf.function(input_signature=module.forward.input_signature)
+    def named(char_ids):
+        return dict(zip(keys, tf.nest.flatten(frozen(char_ids))))
+
+    holder = tf.Module()
+    holder.named = named
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [named.get_concrete_function()], holder
+    )
+    # Builtin ops only: a file that needs TensorFlow's kernels (Select TF
+    # ops) would not run in `ai-edge-litert` alone.
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    return converter.convert()
