@@ -49,8 +49,13 @@ def main(argv=None):
     import keras_elmo
     from keras_elmo.export import portable_runtime
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    except RuntimeError:
+        # TensorFlow already ran in this process (the script called from a
+        # test): its thread pools are fixed; a real run is a fresh process.
+        print("TensorFlow's thread counts were already set; left as they are")
     rng = random.Random(0)
 
     def sentence():
