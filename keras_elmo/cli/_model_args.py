@@ -153,7 +153,21 @@ def _named(error, spec):
     for key in ("model", "options", "preset"):
         if spec.get(key):
             flag = flag_name(key)
-            return type(error)(f"`{flag}`: {error}")
+            hint = ""
+            message = str(error)
+            if (
+                key == "preset"
+                and "no such preset" in message
+                and "Did you mean" not in message
+            ):
+                # Nothing trained is near the name: random weights may be
+                # what was meant (`demo --preset tiny`). When a trained
+                # model is suggested, it is the answer, alone.
+                hint = (
+                    "; or an architecture with random weights: "
+                    f"`--random-weights` {list(ARCHITECTURE_NAMES)}"
+                )
+            return type(error)(f"`{flag}`: {error}{hint}")
     return error
 
 

@@ -184,8 +184,8 @@ class EmbedJournal:
             os.close(fd)
             who = "another run" if holder is None else f"process {holder}"
             raise JournalInUse(
-                f"Another run holds the output: {self.partial!r} is being "
-                f"written now by {who} (its lock is held"
+                f"Another run is writing the output: {self.partial!r} is "
+                f"being written now by {who} (its lock is held"
                 + ("" if holder is None else f" by pid {holder}")
                 + "); wait for it to finish (or stop it) before running "
                 "again. Nothing was changed.",

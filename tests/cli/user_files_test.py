@@ -186,7 +186,7 @@ def test_the_loser_of_two_runs_is_told_another_run_holds_the_output(
         for flags in ((), ("--resume",), ("--force",)):
             assert embed(tiny, corpus, dst, *flags) == 2, flags
             err = capsys.readouterr().err
-            assert "Another run holds the output" in err, (flags, err)
+            assert "Another run is writing the output" in err, (flags, err)
             assert f"lock is held by pid {os.getpid()}" in err, (flags, err)
             assert "interrupted" not in err and "--resume" not in err, err
             assert os.listdir(partial) == ["manifest.json"]
