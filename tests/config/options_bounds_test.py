@@ -75,10 +75,10 @@ def test_absurd_sizes_refused_fast_naming_file_key_and_value(
     tmp_path, edit, named, allowed
 ):
     path = write(tmp_path, edit)
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(ValueError) as info:
         keras_elmo.BiLMConfig.from_options_json(path)
-    assert time.process_time() - start < 2.0
+    assert time.thread_time() - start < 2.0
     message = str(info.value)
     assert f"Options file {path!r}" in message, message
     assert named in message and allowed in message, message
@@ -99,10 +99,10 @@ def test_absurd_options_next_to_a_tiny_weights_file(
     # The probe: lstm.dim = 4194304 allocated 2 GiB in 7 s.
     _, weights = reference_weights("tiny")
     path = write(tmp_path, lstm("dim", 4194304))
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(ValueError, match=r"`lstm\.dim` is 4194304"):
         keras_elmo.BiLM.from_allennlp(path, weights)
-    assert time.process_time() - start < 2.0
+    assert time.thread_time() - start < 2.0
 
 
 @pytest.mark.parametrize(

@@ -117,13 +117,13 @@ def test_an_absurd_architecture_value_is_refused_by_its_key(
     architecture = json.loads(path.read_text())
     architecture[section][key] = value
     path.write_text(json.dumps(architecture))
-    start = time.process_time()
+    start = time.thread_time()
     error = _refused(
         folder,
         f"ELMoForManyLangs architecture {str(path)!r}: `{section}.{key}` "
         f"is {value!r}; expected {expected}",
     )
-    assert time.process_time() - start < 5.0
+    assert time.thread_time() - start < 5.0
     assert (error.path, error.key) == (str(path), f"{section}.{key}")
 
 
@@ -181,10 +181,10 @@ def test_an_architecture_far_larger_than_its_weights_is_refused(tmp_path):
     architecture = json.loads(path.read_text())
     architecture["encoder"].update(dim=4096, projection_dim=512)
     path.write_text(json.dumps(architecture))
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(efml.ELMoForManyLangsFileError) as info:
         efml.read_folder(str(folder))
-    assert time.process_time() - start < 5.0
+    assert time.thread_time() - start < 5.0
     dims = efml.architecture_dims(architecture, str(path))
     implied = sum(efml.expected_parameters(dims, 72, 0))
     assert f"{str(path)!r} implies {implied} parameters" in str(info.value)

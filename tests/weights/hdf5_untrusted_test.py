@@ -215,9 +215,9 @@ def test_huge_claimed_shape_is_refused_before_allocation(tiny):
         BIAS,
         lambda f, k: f.create_dataset(k, claimed, "f4", chunks=(1, 1024)),
     )
-    start = time.process_time()
+    start = time.thread_time()
     refused(options, weights, BIAS, "expected shape (16,)", str(claimed))
-    assert time.process_time() - start < 5
+    assert time.thread_time() - start < 5
 
 
 @pytest.mark.parametrize(
@@ -255,9 +255,9 @@ def test_tiny_weights_file_for_huge_options_is_refused_before_building(
         raise AssertionError("a BiLM was built for a file that cannot hold it")
 
     monkeypatch.setattr(keras_elmo.BiLM, "__init__", never)
-    start = time.process_time()
+    start = time.thread_time()
     error = refused(str(big_options), weights, "too few", f"{count:,} values")
-    assert time.process_time() - start < 5
+    assert time.thread_time() - start < 5
     assert isinstance(error, hdf5_reader.UnsafeHDF5Error)
 
 
