@@ -303,6 +303,29 @@ def visible_text(relative, payload, commit):
     return text + "."
 
 
+def short_visible_text(relative, payload, commit):
+    """`visible_text` with every package module folded into the package
+    folder (`keras_elmo/`), scripts outside it named one by one."""
+    record = next(r for r in records(payload) if r["commit"].startswith(commit))
+    changed = changed_paths(relative, record) or []
+    names = sorted(
+        {
+            f"`{PACKAGE}/`" if p.startswith(PACKAGE + "/") else f"`{p}`"
+            for p in changed
+        }
+    )
+    text = f"measured at `{commit}`"
+    if record.get("uncommitted_changes"):
+        text += " with uncommitted changes"
+    if names:
+        text += ", before changes to " + (
+            names[0]
+            if len(names) == 1
+            else ", ".join(names[:-1]) + " and " + names[-1]
+        )
+    return text
+
+
 def _covers(name, path):
     return path.startswith(name) if name.endswith("/") else path == name
 
