@@ -1,6 +1,6 @@
 """Is a results file still what its code would print today?
 
-A figure is true of the code that measured it. `record_changes(relative,
+A figure is true of the code that measured it. `record_reasons(relative,
 record)` says, per provenance record (one per file, or one per run), why
 a results file may no longer be:
 
@@ -51,7 +51,7 @@ MARKER = re.compile(
 )
 # The visible text a marker must be followed by.
 VISIBLE = re.compile(
-    r"\s*\(?[Mm]easured at\s+`(?P<commit>[0-9a-f]{7,40})`"
+    r"\s*\(?[Mm]easured\s+at\s+`(?P<commit>[0-9a-f]{7,40})`"
     r"(?P<dirty>\s+with\s+uncommitted\s+changes)?"
     r"(?:,?\s+before\s+changes\s+to\s+"
     r"(?P<paths>`[^`\s]+`(?:(?:,\s+|,?\s+and\s+)`[^`\s]+`)*))?"
