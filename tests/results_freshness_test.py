@@ -153,8 +153,13 @@ def test_a_stale_figure_needs_visible_text_the_check_holds_true(doctored):
     for visible, why in bad.items():
         problems = _problems(_marked(commit, visible), payload)
         assert problems and why in " ".join(problems), (visible, problems)
-    # The suggested text is accepted as it is.
+    # The suggested texts are accepted as they are: files named whole,
+    # or folded into the package folder.
+    whole = freshness.visible_text(FILE, payload, short, fold=False)
+    assert whole.endswith("before changes to `keras_elmo/ops/cell.py`")
+    assert _problems(_marked(commit, whole), payload) == []
     suggestion = freshness.visible_text(FILE, payload, short)
+    assert suggestion.endswith("before changes to `keras_elmo/`")
     assert _problems(_marked(commit, suggestion), payload) == []
     # A later change to another imported file makes the text false.
     commit_change("benchmarks/speed.py", "from keras_elmo.ops import cell\n")

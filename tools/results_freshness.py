@@ -284,33 +284,17 @@ def markers(text):
     return found
 
 
-def visible_text(relative, payload, commit):
+def visible_text(relative, payload, commit, fold=True):
     """The text a reader must see after the measured-at marker of the
-    record of `relative` at `commit` (a prefix of it): what
-    `text_problems` accepts, with the changed files listed whole."""
+    record of `relative` at `commit`: what `text_problems` accepts.
+    `fold`: package modules named as the package folder (`keras_elmo/`),
+    other files one by one; else every changed file by name."""
     record = next(r for r in records(payload) if r["commit"].startswith(commit))
     changed = changed_paths(relative, record) or []
-    text = f"Measured at `{commit}`"
-    if record.get("uncommitted_changes"):
-        text += " with uncommitted changes"
-    if changed:
-        names = [f"`{p}`" for p in changed]
-        text += ", before changes to " + (
-            names[0]
-            if len(names) == 1
-            else ", ".join(names[:-1]) + " and " + names[-1]
-        )
-    return text + "."
-
-
-def short_visible_text(relative, payload, commit):
-    """`visible_text` with every package module folded into the package
-    folder (`keras_elmo/`), scripts outside it named one by one."""
-    record = next(r for r in records(payload) if r["commit"].startswith(commit))
-    changed = changed_paths(relative, record) or []
+    inside = PACKAGE + "/"
     names = sorted(
         {
-            f"`{PACKAGE}/`" if p.startswith(PACKAGE + "/") else f"`{p}`"
+            f"`{inside}`" if fold and p.startswith(inside) else f"`{p}`"
             for p in changed
         }
     )
