@@ -7,12 +7,15 @@ The line right before a fenced block may carry a marker:
     <!-- docs: needs network (the package index) -->
     <!-- docs: needs Spark -->
     <!-- docs: not code (a diagram) -->
+    <!-- docs: runs after docs/TRAINING.md -->
 
 `tested by FILE`: FILE exists and names the page. `needs ...`: what the
 block needs that a test here does not start (the network, Spark, Beam,
 a cluster, a file made elsewhere); `not code`: a diagram, a file excerpt
-or a transcript. An unmarked `python`, `bash` or `sh` block runs here
-(`test_an_unmarked_block_runs_as_written`): a Python block in a fresh
+or a transcript; `runs after PAGE`: it runs here, in a copy of the
+folder where PAGE's unmarked blocks ran (it uses what they made). An
+unmarked `python`, `bash` or `sh` block runs here
+(`test_a_block_runs_here_as_written`): a Python block in a fresh
 process in an empty folder; a shell block, whose lines must all be
 `keras-elmo ...` commands, line by line in one folder holding a small
 corpus (`corpus/train-0.txt.gz`, `corpus/valid.txt.gz`,
@@ -25,6 +28,7 @@ import gzip
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -37,7 +41,8 @@ PAGES = ["README.md"] + sorted(
 )
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
 MARKER = re.compile(
-    r"^\s*<!-- docs: (?P<kind>tested by|needs|not code)\b(?P<rest>[^>]*)-->\s*$"
+    r"^\s*<!-- docs: (?P<kind>tested by|needs|not code|runs after)\b"
+    r"(?P<rest>[^>]*)-->\s*$"
 )
 RUNNABLE = ("python", "bash", "sh")
 CLI = "import sys; from keras_elmo.cli.main import main; sys.exit(main())"
@@ -67,6 +72,9 @@ def code_blocks(page):
 
 BLOCKS = [(page, *block) for page in PAGES for block in code_blocks(page)]
 UNMARKED = [b for b in BLOCKS if b[4] is None]
+RUN_HERE = [
+    b for b in BLOCKS if b[4] is None or b[4].group("kind") == "runs after"
+]
 
 
 def test_the_pages_have_code_blocks():
@@ -95,7 +103,11 @@ def test_every_block_runs_here_or_says_what_it_needs(
                 )
         return
     rest = marker.group("rest").strip()
-    if marker.group("kind") == "tested by":
+    if marker.group("kind") == "runs after":
+        assert any(b[0] == rest for b in UNMARKED), (
+            f"{page}:{line}: {rest!r} has no block that runs here"
+        )
+    elif marker.group("kind") == "tested by":
         test = rest.split()[0] if rest else ""
         path = os.path.join(REPO, test)
         assert os.path.isfile(path), f"{page}:{line}: no test file {test!r}"
@@ -145,17 +157,26 @@ def _env(tmp_path):
     return env
 
 
-@pytest.mark.large
-@pytest.mark.parametrize(
-    "page, line, lang, code, marker",
-    UNMARKED,
-    ids=[f"{b[0]}:{b[1]}" for b in UNMARKED],
-)
-def test_an_unmarked_block_runs_as_written(
-    page, line, lang, code, marker, tmp_path
-):
-    work = tmp_path / "work"
-    _workspace(work)
+_RAN = {}
+
+
+def _run_block(block, tmp_path_factory):
+    """`(folder, error)` of running `block` once per session: in a fresh
+    workspace, or for `runs after PAGE` in a copy of the folder of
+    PAGE's last unmarked block (run first)."""
+    page, line, lang, code, marker = block
+    if (page, line) in _RAN:
+        return _RAN[(page, line)]
+    work = tmp_path_factory.mktemp("block") / "work"
+    if marker is not None:
+        before = [b for b in UNMARKED if b[0] == marker.group("rest").strip()]
+        folder, error = _run_block(before[-1], tmp_path_factory)
+        if error:
+            _RAN[(page, line)] = (work, f"{before[-1][0]} failed: {error}")
+            return _RAN[(page, line)]
+        shutil.copytree(folder, work)
+    else:
+        _workspace(work)
     if lang == "python":
         runs = [[sys.executable, "-c", code]]
     else:
@@ -163,13 +184,27 @@ def test_an_unmarked_block_runs_as_written(
             [sys.executable, "-c", CLI, *argv[1:]]
             for argv in shell_commands(code)
         ]
+    error = None
     for argv in runs:
         done = subprocess.run(
             argv,
             cwd=work,
-            env=_env(tmp_path),
+            env=_env(work.parent),
             capture_output=True,
             text=True,
             timeout=900,
         )
-        assert done.returncode == 0, (page, line, argv, done.stderr[-3000:])
+        if done.returncode != 0:
+            error = f"{argv[3:] or argv}: {done.stderr[-3000:]}"
+            break
+    _RAN[(page, line)] = (work, error)
+    return _RAN[(page, line)]
+
+
+@pytest.mark.large
+@pytest.mark.parametrize(
+    "block", RUN_HERE, ids=[f"{b[0]}:{b[1]}" for b in RUN_HERE]
+)
+def test_a_block_runs_here_as_written(block, tmp_path_factory):
+    _, error = _run_block(block, tmp_path_factory)
+    assert error is None, (block[0], block[1], error)
