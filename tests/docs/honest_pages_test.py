@@ -13,6 +13,9 @@ issue number.
   after a `<!-- measured-at ... -->` marker, which
   tools/results_freshness.py holds true.
 - Issue numbers and session numbers belong in the tracker.
+- A claim of identity (identical, bit for bit, bit-exact, bitwise)
+  names, in its paragraph, the test that holds it (a `tests/` path) or
+  the results file that measured it (a fig marker).
 """
 
 import glob
@@ -41,6 +44,9 @@ MEASUREMENT = re.compile(
     r"|\s?(?:ms|s|seconds|minutes|hours|tokens/s|sentences/s|lines/s"
     r"|GFLOP/s|MFLOP|GHz)(?![\w/])"
     r"|%|\s?(?:KB|kB|KiB|MB|MiB|GB|GiB)(?![\w]))"
+)
+IDENTITY = re.compile(
+    r"(?i)\b(identical|bit[- ]for[- ]bit|bit-exact|bitwise|bit-identical)\b"
 )
 SCIENTIFIC = re.compile(r"(?<![\w.`])\d\.\d+[eE][-+]?\d+")
 
@@ -95,6 +101,29 @@ def test_no_issue_or_session_number(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_every_measurement_is_quoted_from_a_results_file(page):
     assert typed_measurements(scanned(page)) == [], page
+
+
+def unbacked_identity_claims(text):
+    """The identity claims of `text` whose paragraph names no test
+    (`tests/...`) and quotes no results file."""
+    found = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        if "tests/" in paragraph or "<!-- fig " in paragraph:
+            continue
+        found += [m.group(0) for m in IDENTITY.finditer(paragraph)]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_claim_of_identity_names_its_test(page):
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
+        assert unbacked_identity_claims(f.read()) == [], page
+
+
+def test_the_identity_scanner_asks_for_a_test():
+    assert unbacked_identity_claims("Outputs are identical.\n") == ["identical"]
+    backed = "Bit for bit (`tests/weights/bilm_hdf5_test.py`).\n\nNext."
+    assert unbacked_identity_claims(backed) == []
 
 
 @pytest.mark.parametrize(
