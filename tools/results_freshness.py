@@ -35,8 +35,11 @@ right after a marker naming the file and its commit,
 check holds that text true: the commit is the record's; the backquoted
 paths (a folder ending in `/` stands for the files under it) cover
 every changed file, and each names at least one. A rerun (new commit)
-or a new change makes the text wrong, and `tests/results_files_test.py`
-fails.
+makes the marker wrong, and a change to a file the text does not cover
+makes the text wrong: `tests/results_files_test.py` fails, naming the
+figures. (A folder is a trade: `keras_elmo/` stays true through every
+later change to the package; naming files keeps each new change
+visible, at the cost of a long list.)
 """
 
 import ast
