@@ -14,7 +14,9 @@ runtime only). Then, in one process:
 - **speed**: one sentence of `--tokens` words (a different one each call,
   from `real_text.WORDS`), string tokens in and numpy out, the four files
   called in turn `--calls` times each, `--threads` intra-op threads;
-  p50 / p90 in ms and each runtime's float p50 over its int8 p50.
+  p50 / p90 in ms (wall, and process CPU time: on a loaded machine wall
+  time also measures the queue for the cores) and each runtime's float
+  p50 over its int8 p50.
 - **deviation**: the UD English-EWT test sentences used below (mixed
   lengths, batches of 16, real text none of these models saw): the
   largest absolute difference between an int8 file's outputs and its
@@ -215,13 +217,15 @@ def main(argv=None):
             for _ in range(args.warmup):
                 reader([[rng.choice(WORDS) for _ in range(args.tokens)]])
         times = {name: [] for name in readers}
+        cpu = {name: [] for name in readers}
         start_load = os.getloadavg()[0]
         for _ in range(args.calls):
             for name, reader in readers.items():
                 tokens = [rng.choice(WORDS) for _ in range(args.tokens)]
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 reader([tokens])["elmo"]
                 times[name].append((time.perf_counter() - start) * 1e3)
+                cpu[name].append((time.process_time() - start_cpu) * 1e3)
         speed_load = [round(start_load, 2), round(os.getloadavg()[0], 2)]
 
         # Features of the probe's sentences, every file.
@@ -232,13 +236,16 @@ def main(argv=None):
         }
         embed_seconds = time.perf_counter() - start
 
-    ms = {
-        name: {
-            "p50": round(percentile(v, 50), 3),
-            "p90": round(percentile(v, 90), 3),
+    ms, cpu_ms = (
+        {
+            name: {
+                "p50": round(percentile(v, 50), 3),
+                "p90": round(percentile(v, 90), 3),
+            }
+            for name, v in values.items()
         }
-        for name, v in times.items()
-    }
+        for values in (times, cpu)
+    )
     result = {
         "model": args.preset,
         "threads": args.threads,
@@ -250,6 +257,11 @@ def main(argv=None):
             "ms": ms,
             "float_p50_over_int8": {
                 fmt: round(ms[fmt]["p50"] / ms[fmt + "_int8"]["p50"], 3)
+                for fmt in ("onnx", "litert")
+            },
+            "cpu_ms": cpu_ms,
+            "float_cpu_p50_over_int8": {
+                fmt: round(cpu_ms[fmt]["p50"] / cpu_ms[fmt + "_int8"]["p50"], 3)
                 for fmt in ("onnx", "litert")
             },
         },
@@ -325,9 +337,16 @@ def main(argv=None):
         f"each, load {speed_load[0]} -> {speed_load[1]}"
     )
     for name, v in ms.items():
-        print(f"  {name:>12}: p50 {v['p50']:6.2f} ms  p90 {v['p90']:6.2f} ms")
+        print(
+            f"  {name:>12}: p50 {v['p50']:6.2f} ms  p90 {v['p90']:6.2f} ms  "
+            f"CPU p50 {cpu_ms[name]['p50']:6.2f} ms"
+        )
     for fmt, ratio in result["speed"]["float_p50_over_int8"].items():
-        print(f"  {fmt} float p50 / int8 p50: {ratio:.2f}x")
+        cpu_ratio = result["speed"]["float_cpu_p50_over_int8"][fmt]
+        print(
+            f"  {fmt} float p50 / int8 p50: {ratio:.2f}x (CPU: "
+            f"{cpu_ratio:.2f}x)"
+        )
     print(
         f"deviation on {args.test} EWT test sentences "
         f"({result['deviation']['tokens']} tokens):"
