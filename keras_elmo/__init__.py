@@ -16,6 +16,7 @@ __all__ = [
     "__version__",
     "layers",
     "batch_to_ids",
+    "pad_tokens",
     "BiLMConfig",
     "BiLM",
     "ElmoLayer",
@@ -39,6 +40,7 @@ def _load_api():
     from keras_elmo.models.bilm_language_model import BiLMLanguageModel
     from keras_elmo.models.elmo_layer import ElmoLayer
     from keras_elmo.text.batch_to_ids import batch_to_ids
+    from keras_elmo.text.token_inputs import pad_tokens
 
     globals().update(
         layers=importlib.import_module("keras_elmo.layers"),
@@ -50,6 +52,7 @@ def _load_api():
         BiLMLanguageModel=BiLMLanguageModel,
         ElmoLayer=ElmoLayer,
         batch_to_ids=batch_to_ids,
+        pad_tokens=pad_tokens,
     )
     # Symbols published upstream of where they live (`ElmoLayer`, in
     # `models/`, as `keras_elmo.layers.ElmoLayer`): see `publish_exports`.
