@@ -201,29 +201,11 @@ def quiet_tensorflow(verbose):
 
 def _load_library():
     """Loads the library (TensorFlow, Keras, the API) as `import keras_elmo`
-    does outside the CLI. With `TF_CPP_MIN_LOG_LEVEL=3` the import runs
-    with the process's stderr (file descriptor 2) on /dev/null: the lines
-    TensorFlow's C++ start-up writes before its logging reads that
-    setting (`I0000 ... oneDNN`, `cuda drivers`) go nowhere. A Python
-    error of the import is raised after stderr is back."""
+    does outside the CLI; quietly with `TF_CPP_MIN_LOG_LEVEL=3`
+    (`keras_elmo._load_api`)."""
     import keras_elmo
 
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3":
-        keras_elmo._load_api()
-        return
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):  # no real stderr (an embedding host)
-        keras_elmo._load_api()
-        return
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        keras_elmo._load_api()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    keras_elmo._load_api()
 
 
 def _interrupted(args, error):
