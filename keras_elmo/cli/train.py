@@ -261,6 +261,9 @@ def run(args):
         sys.stderr.write(f"keras-elmo train: error: {e}\n")
         return 3
     if chief:
+        if config.verbose:
+            # Keras' bar (on stdout) leaves its last line open.
+            sys.stdout.write("\n")
         sys.stdout.write(json.dumps(history[-1] if history else {}) + "\n")
         sys.stdout.flush()
         sys.stderr.write(closing_line(config.out_dir))
