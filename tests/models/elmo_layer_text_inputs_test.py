@@ -201,3 +201,42 @@ def test_wrong_inputs_name_the_argument_and_what_was_received(
     assert "\x1b" not in message
     if error is TypeError or "string" in received:
         assert "keras_elmo.pad_tokens" in message
+
+
+JAX_CHECK = """
+import numpy as np, keras, keras_elmo
+from tests.conftest import tiny_bilm
+assert keras.config.backend() == "jax"
+layer = keras_elmo.ElmoLayer(tiny_bilm(3), dropout=0.0)
+sentences = ["a fine film", "dull"]
+tokens = [s.split() for s in sentences]
+dense = np.asarray(layer(keras_elmo.batch_to_ids(tokens)))
+padded = keras_elmo.pad_tokens(sentences)
+assert isinstance(padded, np.ndarray) and padded.shape == (2, 3)
+for form in (tokens, sentences, np.array(sentences), padded):
+    np.testing.assert_array_equal(np.asarray(layer(form)), dense)
+print("ok")
+"""
+
+
+@pytest.mark.engine
+def test_the_python_forms_on_jax_give_the_char_id_vectors():
+    """Off TensorFlow (no string tensors) token lists, sentences and
+    `pad_tokens`' NumPy array are encoded in NumPy, to the same vectors."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("jax")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    env = dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=root)
+    done = subprocess.run(
+        [sys.executable, "-c", JAX_CHECK],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "ok"
