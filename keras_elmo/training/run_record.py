@@ -7,10 +7,14 @@ differs (`RunMismatch`, naming each difference), so a checkpoint is never
 continued on another corpus, vocabulary, architecture or setting. The
 record holds:
 
-- `format`: the checkpoint format (`CHECKPOINT_FORMAT`). Format 1 (before
+- `format`: the checkpoint format (`CHECKPOINT_FORMAT`), the same on
+  every backend (`checkpoints.CheckpointStore`). Format 1 (before
   keras_elmo recorded runs) had no `run.json` and no epoch loss totals in
   its `TrainingState`; such a run folder is refused by name, since
-  nothing about it can be verified;
+  nothing about it can be verified. Format 2 keyed the optimizer's
+  variables by TensorFlow's attribute names (JAX and PyTorch wrote
+  `.npz` files of their own); format 3 keys them by their place in
+  `optimizer.variables`, on every backend;
 - `version`: the keras_elmo version that wrote the checkpoints;
 - `model`: the sha256 of the architecture (`BiLMConfig.to_options_dict`),
   so a preset name and an options.json of the same architecture agree;
@@ -34,7 +38,7 @@ from keras_elmo.version import __version__
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_FORMAT = 2
+CHECKPOINT_FORMAT = 3
 RECORD = "run.json"
 # Settings a resume may change: where and how often it saves and logs,
 # how long it runs, the distribution strategy and op determinism.

@@ -239,7 +239,8 @@ class TrainingLoop:
 
 class Trainer(TrainingLoop):
     """The loop on TensorFlow: the model built under a strategy, the step
-    of `steps.make_tf_step`, `tf.train` checkpoints.
+    of `steps.make_tf_step`, its variables checkpointed in place
+    (`checkpoints.CheckpointStore`).
 
     Args:
         config: `keras_elmo.training.TrainingConfig`.
@@ -264,19 +265,16 @@ class Trainer(TrainingLoop):
         run_record.prepare_run(
             config.out_dir, record, force, self.chief, verify_run
         )
-        self.manager = checkpoints.make_manager(
+        self.manager, self.best_manager = checkpoints.make_stores(
             self.model,
             self.optimizer,
             self.state,
-            self.loss_scale,
+            self.loss_scale.value,
             config.out_dir,
             self.strategy,
             keep=config.keep_checkpoints,
         )
-        self.best_manager = checkpoints.make_best_manager(
-            self.model, config.out_dir, self.strategy
-        )
-        restored = checkpoints.restore_latest(self.manager)
+        restored = self.manager.restore()
         if restored:
             logger.info(
                 "Resumed from %s: epoch %d, batch %d, step %d",
