@@ -107,8 +107,9 @@ class CheckpointStore:
     variable names, so a checkpoint written on one backend is restored on
     another. On TensorFlow the Keras variables are checkpointed in place;
     on JAX and PyTorch host-side `tf.Variable` copies of the same shapes
-    and dtypes (`mirrored`) are filled from the Keras variables before a
-    save (`save`) and copied into them after a restore (`restore`).
+    and TensorFlow's dtypes (`mirrored`, `_mirror`) are filled from the
+    Keras variables before a save (`save`) and copied into them after a
+    restore (`restore`).
 
     Saves go through `SafeCheckpointManager`: TensorFlow writes the data
     files first and the `checkpoint` index last, by rename, so a kill
@@ -202,7 +203,9 @@ class CheckpointStore:
         if self.mirrored:
             for name, variables in self.groups.items():
                 for mirror, variable in zip(self.objects[name], variables):
-                    variable.assign(mirror.numpy())
+                    variable.assign(
+                        mirror.numpy().astype(np.dtype(variable.dtype))
+                    )
         return path
 
     def _check_shapes(self, path):
@@ -254,11 +257,15 @@ def _numpy(variable, dtype=None):
 
 
 def _mirror(variable):
-    """A host `tf.Variable` of `variable`'s shape and declared dtype."""
+    """A host `tf.Variable` of `variable`'s shape and checkpointed dtype:
+    its own, but int64 for every integer (TensorFlow keeps the optimizer's
+    step counter and the seed-generator states as int64, JAX as int32 and
+    uint32; the values fit either)."""
+    dtype = np.dtype(variable.dtype)
+    if dtype.kind in "iu":
+        dtype = np.dtype("int64")
     with tf.device("CPU:0"):
-        return tf.Variable(
-            np.zeros(variable.shape, variable.dtype), trainable=False
-        )
+        return tf.Variable(np.zeros(variable.shape, dtype), trainable=False)
 
 
 def make_stores(model, optimizer, state, loss_scale, out_dir, strategy, keep):
