@@ -27,7 +27,6 @@ import keras
 import numpy as np
 
 from keras_elmo.training import checkpoints
-from keras_elmo.training import run_record
 from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.step_callbacks import StepProgress
 from keras_elmo.training.steps import make_stateless_step
@@ -61,7 +60,7 @@ class NeutralTrainer(TrainingLoop):
             softmax) raise `ValueError` naming them.
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of another run's checkpoints
-            raises `run_record.RunMismatch` naming what differs.
+            raises `checkpoints.RunMismatch` naming what differs.
         callbacks: list of `keras.callbacks.Callback`, called after each
             applied step (`on_train_batch_end(batch, logs)`, the logs of
             `Trainer`: step, loss, gradient_norm, tokens_per_second),
@@ -92,8 +91,8 @@ class NeutralTrainer(TrainingLoop):
             data_parallel(config.batch_size) if backend == "jax" else None
         )
         self._build(self.distribution and self.distribution.scope())
-        record = run_record.run_record(config, self.model_config)
-        run_record.prepare_run(config.out_dir, record, force)
+        record = checkpoints.run_record(config, self.model_config)
+        checkpoints.prepare_run(config.out_dir, record, force)
         self.state = checkpoints.TrainingState(config.learning_rate)
         self.store, self.best_store = checkpoints.make_stores(
             self.model,

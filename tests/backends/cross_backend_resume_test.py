@@ -106,7 +106,7 @@ def test_a_run_killed_on_tensorflow_resumes_on_jax(killed_on_tensorflow):
 
 def test_a_damaged_checkpoint_is_refused(killed_on_tensorflow, tmp_path):
     from keras_elmo.training.checkpoints import CheckpointStore
-    from keras_elmo.training.run_record import RunMismatch
+    from keras_elmo.training.checkpoints import RunMismatch
 
     folder = tmp_path / "checkpoints"
     shutil.copytree(killed_on_tensorflow / "run" / "checkpoints", folder)
@@ -128,7 +128,7 @@ def test_a_checkpoint_of_another_architecture_is_refused(
     killed_on_tensorflow,
 ):
     from keras_elmo.training.checkpoints import CheckpointStore
-    from keras_elmo.training.run_record import RunMismatch
+    from keras_elmo.training.checkpoints import RunMismatch
 
     folder = killed_on_tensorflow / "run" / "checkpoints"
     latest = tf.train.latest_checkpoint(str(folder))
