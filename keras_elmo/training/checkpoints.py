@@ -1,54 +1,66 @@
-"""Checkpoints: what is saved, where each worker writes, atomic outputs.
+"""Checkpoints: one format for every backend, and where each worker writes.
 
-TensorFlow (`Trainer`) saves `tf.train` checkpoints (`make_manager`, the
-index written last: `SafeCheckpointManager`) of `TrainingState`, the model
-and the optimizer. JAX and PyTorch (`NeutralTrainer`) save the same state
-without TensorFlow's checkpoint machinery, one `.npz` per save (`save`,
-`load`, `prepare_run`, `save_best`, `load_best`); a run folder of one
-format is refused by the other trainer. The `.npz` format:
+Every trainer (TensorFlow's `Trainer`, JAX's and PyTorch's
+`NeutralTrainer`) saves its run into one `CheckpointStore`:
+`OUT/checkpoints/ckpt-<step>` (`tf.train` files: `.index` and
+`.data-*`, the `checkpoint` index naming the newest last) holds the
+model's and the optimizer's variables by their place in
+`model.variables` and `optimizer.variables`, the position and running
+totals (`TrainingState`) and the loss scale. A run stopped on one
+backend therefore resumes on another, at the step it stopped, with the
+same weights and optimizer slots. `OUT/best/ckpt-<epoch>` holds the
+weights of the epoch with the lowest validation perplexity.
 
-`OUT/checkpoints/ckpt-<step>.npz` holds plain arrays (no Python
-objects; read with `allow_pickle=False`):
+A resume is checked first (`prepare_run`: another corpus,
+vocabulary, architecture or setting is refused by name), then by the
+store itself: variables of another count or shape, or a tensor whose
+CRC32C does not match, are refused (`RunMismatch`).
 
-- `model/<i>`: the model's variables in `model.variables` order (the
-  weights and the Keras seed-generator states that drive dropout), with
-  their paths in `model_paths` (for readers; a restore checks the
-  shapes, since Keras numbers the names of a second model built in one
-  process);
-- `optimizer/<i>`: the optimizer's variables (iterations, learning
-  rate, moments), with `optimizer_paths`;
-- `state/<name>`: the position and the epoch's running totals
-  (`POSITION`: step, epoch, batch in epoch, epoch loss sums and token
-  counts, the learning rate, and the validation rules' best perplexity,
-  epochs without gain and whether early stopping ended the run).
+`OUT/run.json`, the run record: what produced a training run, checked
+before a resume.
 
-`OUT/best/best.npz` holds the weights of the epoch with the lowest
-validation perplexity (`save_best`), written when a validation set is
-given; the model a run writes at the end is that one.
+A fresh run writes the record (atomically, before its first checkpoint);
+a run that finds checkpoints in `out_dir` compares the record with its
+own and refuses to resume when anything that decides the computation
+differs (`RunMismatch`, naming each difference), so a checkpoint is never
+continued on another corpus, vocabulary, architecture or setting. The
+record holds:
 
-Each file is written to a temporary beside it and renamed into place
-(`utils.atomic.atomic_path`), so a kill leaves the previous checkpoints
-intact; the newest is the one with the largest step (an epoch-end save
-at the step of a step save replaces it, with the later position). A run
-folder is prepared by `prepare_run`: the `run.json` check of
-`run_record` (another corpus, vocabulary, architecture or setting is
-refused by name), or a fresh start.
+- `format`: the checkpoint format (`CHECKPOINT_FORMAT`), the same on
+  every backend (`CheckpointStore`). Format 1 (before
+  keras_elmo recorded runs) had no `run.json` and no epoch loss totals in
+  its `TrainingState`; such a run folder is refused by name, since
+  nothing about it can be verified. Format 2 keyed the optimizer's
+  variables by TensorFlow's attribute names (JAX and PyTorch wrote
+  `.npz` files of their own); format 3 keys them by their place in
+  `optimizer.variables`, on every backend;
+- `version`: the keras_elmo version that wrote the checkpoints;
+- `model`: the sha256 of the architecture (`BiLMConfig.to_options_dict`),
+  so a preset name and an options.json of the same architecture agree;
+- `corpus` (`train`, `valid`): per pattern, the number of files and the
+  sha256 of their sha256s in the order the pipeline reads them; moved or
+  touched files with the same bytes resume;
+- `vocabulary` and `init_from`: the sha256 of each file;
+- `settings`: every other `TrainingConfig` field except those a resume
+  may change without changing what is computed (`MAY_CHANGE`).
 """
 
-import glob
+import dataclasses
+import hashlib
+import json
 import logging
 import os
-import re
 import sys
 import tempfile
 
+import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.training import run_record
 from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
-from keras_elmo.utils.atomic import atomic_path
-from keras_elmo.utils.atomic import remove_abandoned
+from keras_elmo.utils.atomic import atomic_write
+from keras_elmo.utils.digests import sha256_file
+from keras_elmo.version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +71,7 @@ class TrainingState(tf.Module):
     """What a resume needs besides weights and optimizer.
 
     The global step and position in the epoch, and the state of the
-    validation rules (`validation_rules.ValidationRules`): the current
+    validation rules (`evaluate.ValidationRules`): the current
     learning rate, the best validation perplexity so far, the epochs in a
     row without gain and whether early stopping has ended the run. And the
     epoch's running totals (the summed cross entropies of both directions
@@ -110,78 +122,224 @@ class TrainingState(tf.Module):
         self.epoch_counts.assign(counts)
 
 
-def make_manager(
-    model, optimizer, state, loss_scale, out_dir, strategy, keep=3
-):
-    """A `tf.train.CheckpointManager` over everything a resume needs.
+class CheckpointStore:
+    """The checkpoints of a run, one format on every backend.
 
-    The model's variables include the dropout RNG states (Keras seed
-    generators), so a resumed run draws the same masks. TensorFlow writes
-    the checkpoint files first and the `checkpoint` index last, by rename:
-    a kill leaves the previous checkpoint usable, and a save that fails for
-    lack of space or permission raises `WriteFailed` naming the checkpoint
-    and the one a rerun resumes from (`SafeCheckpointManager`). Under a
-    multi-worker strategy every worker saves (the save is collective), but
-    only the chief writes to `out_dir/checkpoints`; the others use a
-    temporary directory. What killed saves left there is removed first
-    (`SafeCheckpointManager.remove_unindexed`).
+    A `tf.train.Checkpoint` of
+
+        model_variables/<i>      the model's variables, `model.variables`
+                                 order (weights and the Keras seed-generator
+                                 states that drive dropout);
+        optimizer_variables/<i>  the optimizer's, `optimizer.variables`
+                                 order (iterations, learning rate, slots);
+        state                    `TrainingState` (position, running
+                                 totals, validation rules' state);
+        loss_scale               the float16 loss scale (1 otherwise),
+
+    every entry keyed by its place in those lists, not by a backend's
+    variable names, so a checkpoint written on one backend is restored on
+    another. On TensorFlow the Keras variables are checkpointed in place;
+    on JAX and PyTorch host-side `tf.Variable` copies of the same shapes
+    and TensorFlow's dtypes (`mirrored`, `_mirror`) are filled from the
+    Keras variables before a save (`save`) and copied into them after a
+    restore (`restore`).
+
+    Saves go through `SafeCheckpointManager`: TensorFlow writes the data
+    files first and the `checkpoint` index last, by rename, so a kill
+    leaves the previous checkpoint usable, and a save that fails for lack
+    of space or permission raises `WriteFailed` naming the checkpoint and
+    the one a rerun resumes from. What killed saves left in the directory
+    is removed first (`remove_unindexed`). Each tensor carries a CRC32C in
+    the index; a restore that finds one that does not match, or a
+    variable of another shape, raises `RunMismatch` (the run does not
+    start).
+
+    Args:
+        directory: str, the checkpoint folder.
+        keep: int, checkpoints kept.
+        model: the built `BiLMLanguageModel`.
+        optimizer: its built Keras optimizer, or None (a store of weights:
+            the best validation epoch's).
+        state: `TrainingState`, or None.
+        loss_scale: a float32 scalar `tf.Variable`, or None.
     """
-    # Keras 3 functional models do not expose their layers to
-    # `tf.train.Checkpoint`, so the model's variables (weights and the
-    # seed-generator states that drive dropout) are listed explicitly;
-    # their order is fixed by the model's construction.
-    checkpoint = tf.train.Checkpoint(
-        model_variables=list(model.variables),
-        optimizer=optimizer,
-        state=state,
-        loss_scale=loss_scale.value,
+
+    def __init__(
+        self,
+        directory,
+        keep,
+        model,
+        optimizer=None,
+        state=None,
+        loss_scale=None,
+    ):
+        self.mirrored = keras.config.backend() != "tensorflow"
+        self.groups = {"model_variables": list(model.variables)}
+        if optimizer is not None:
+            self.groups["optimizer_variables"] = list(optimizer.variables)
+        objects = {
+            name: [_mirror(v) for v in variables]
+            if self.mirrored
+            else variables
+            for name, variables in self.groups.items()
+        }
+        self.objects = objects
+        if state is not None:
+            objects = dict(objects, state=state)
+        if loss_scale is not None:
+            objects = dict(objects, loss_scale=loss_scale)
+        self.checkpoint = tf.train.Checkpoint(**objects)
+        self.manager = SafeCheckpointManager(
+            self.checkpoint, directory, max_to_keep=keep
+        )
+        self.manager.remove_unindexed()
+
+    @property
+    def directory(self):
+        return self.manager.directory
+
+    @property
+    def latest_checkpoint(self):
+        return self.manager.latest_checkpoint
+
+    def save(self, checkpoint_number):
+        """Writes checkpoint `ckpt-<checkpoint_number>`; returns its path."""
+        if self.mirrored:
+            for name, variables in self.groups.items():
+                for mirror, variable in zip(self.objects[name], variables):
+                    mirror.assign(_numpy(variable, mirror.dtype))
+        return self.manager.save(checkpoint_number=checkpoint_number)
+
+    def restore(self, path=None):
+        """Restores checkpoint `path` (default the newest) into the
+        variables; returns its path, or None when there is none.
+
+        Raises:
+            RunMismatch: its variables are not this run's (a
+                count or a shape differs), or its data fails its checksum.
+        """
+        path = path or self.latest_checkpoint
+        if not path:
+            return None
+        self._check_shapes(path)
+        try:
+            status = self.checkpoint.restore(path)
+            status.assert_existing_objects_matched()
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
+            raise RunMismatch(
+                f"Cannot resume from {path!r}: its files fail their "
+                f"checksum or cannot be read ({type(e).__name__}: "
+                f"{str(e).splitlines()[0]}); they were changed or damaged "
+                "after they were written. Remove that checkpoint to resume "
+                "from an earlier one, or pass `force=True` to start over."
+            ) from e
+        if self.mirrored:
+            for name, variables in self.groups.items():
+                for mirror, variable in zip(self.objects[name], variables):
+                    variable.assign(
+                        mirror.numpy().astype(np.dtype(variable.dtype))
+                    )
+        return path
+
+    def _check_shapes(self, path):
+        try:
+            found = dict(tf.train.list_variables(path))
+        except (tf.errors.DataLossError, tf.errors.OpError) as e:
+            raise RunMismatch(
+                f"Cannot resume from {path!r}: its index cannot be read "
+                f"({type(e).__name__}: {str(e).splitlines()[0]}). Remove "
+                "that checkpoint to resume from an earlier one, or pass "
+                "`force=True` to start over."
+            ) from e
+        for name, variables in self.groups.items():
+            expected = [tuple(v.shape) for v in variables]
+            stored = []
+            while f"{name}/{len(stored)}/{_VALUE}" in found:
+                stored.append(tuple(found[f"{name}/{len(stored)}/{_VALUE}"]))
+            if stored != expected:
+                where = next(
+                    (
+                        i
+                        for i, (a, b) in enumerate(zip(stored, expected))
+                        if a != b
+                    ),
+                    min(len(stored), len(expected)),
+                )
+                raise RunMismatch(
+                    f"Cannot resume from {path!r}: it holds {len(stored)} "
+                    f"{name.replace('_', ' ')}, this run has {len(expected)}"
+                    f"; the first that differs is #{where} (stored "
+                    f"{_shape_at(stored, where)}, expected "
+                    f"{_shape_at(expected, where)}). Pass `force=True` to "
+                    "start over."
+                )
+
+
+_VALUE = ".ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _shape_at(shapes, i):
+    return list(shapes[i]) if i < len(shapes) else "nothing"
+
+
+def _numpy(variable, dtype=None):
+    """A Keras variable's value as NumPy (torch parameters need their
+    gradient tracking dropped first: `convert_to_numpy` does it)."""
+    value = np.asarray(keras.ops.convert_to_numpy(variable.value))
+    return value if dtype is None else value.astype(dtype.as_numpy_dtype)
+
+
+def _mirror(variable):
+    """A host `tf.Variable` of `variable`'s shape and checkpointed dtype:
+    its own, but int64 for every integer (TensorFlow keeps the optimizer's
+    step counter and the seed-generator states as int64, JAX as int32 and
+    uint32; the values fit either)."""
+    dtype = np.dtype(variable.dtype)
+    if dtype.kind in "iu":
+        dtype = np.dtype("int64")
+    with tf.device("CPU:0"):
+        return tf.Variable(np.zeros(variable.shape, dtype), trainable=False)
+
+
+def make_stores(model, optimizer, state, loss_scale, out_dir, strategy, keep):
+    """`(store, best)`: the run's `CheckpointStore` in `out_dir/checkpoints`
+    and the one-slot store of the best validation epoch's weights in
+    `out_dir/best`. Under a multi-worker strategy every worker saves (the
+    save is collective), but only the chief writes to `out_dir`; the
+    others use a temporary directory."""
+    store = CheckpointStore(
+        _directory(out_dir, "checkpoints", strategy),
+        keep,
+        model,
+        optimizer,
+        state,
+        loss_scale,
     )
-    directory = _directory(out_dir, "checkpoints", strategy)
-    manager = SafeCheckpointManager(checkpoint, directory, max_to_keep=keep)
-    manager.remove_unindexed()
-    return manager
+    best = CheckpointStore(_directory(out_dir, "best", strategy), 1, model)
+    return store, best
 
 
 def _directory(out_dir, name, strategy):
-    from keras_elmo.training.distributed_data import is_chief
+    if strategy is not None:
+        from keras_elmo.training.distributed_data import is_chief
 
-    if not is_chief(strategy):
-        return tempfile.mkdtemp(prefix="keras_elmo_worker_ckpt_")
+        if not is_chief(strategy):
+            return tempfile.mkdtemp(prefix="keras_elmo_worker_ckpt_")
     return os.path.join(out_dir, name)
 
 
-def make_best_manager(model, out_dir, strategy):
-    """A one-slot `CheckpointManager` in `out_dir/best` for the weights of
-    the epoch with the lowest validation perplexity (the index written
-    last, like every checkpoint; only the chief writes to `out_dir`)."""
-    checkpoint = tf.train.Checkpoint(model_variables=list(model.variables))
-    directory = _directory(out_dir, "best", strategy)
-    manager = SafeCheckpointManager(checkpoint, directory, max_to_keep=1)
-    manager.remove_unindexed()
-    return manager
-
-
-def restore_best(best_manager):
-    """Restores the newest checkpoint of `make_best_manager`'s manager.
+def restore_best(best):
+    """Restores the newest checkpoint of the best-weights store.
 
     Returns its epoch (1-based; the checkpoint number), or None when
     validation never chose one.
     """
-    latest = best_manager.latest_checkpoint
+    latest = best.restore()
     if not latest:
         return None
-    best_manager.checkpoint.restore(latest).assert_existing_objects_matched()
     epoch = int(latest.rsplit("-", 1)[-1])
     logger.info("Restored the weights of epoch %d (best validation).", epoch)
     return epoch
-
-
-def restore_latest(manager):
-    """Restores the newest checkpoint, if any; returns its path or None."""
-    latest = manager.latest_checkpoint
-    if latest:
-        manager.checkpoint.restore(latest).assert_existing_objects_matched()
-    return latest
 
 
 def summary_writer(out_dir, chief):
@@ -190,192 +348,234 @@ def summary_writer(out_dir, chief):
     return tf.summary.create_file_writer(os.path.join(out_dir, "logs"))
 
 
-# `run.json`'s `format` for these checkpoints (the TensorFlow trainer's
-# is `run_record.CHECKPOINT_FORMAT`): a folder of one is never resumed
-# by the other.
-NEUTRAL_FORMAT = "npz-1"
-POSITION = (
-    "step",
-    "epoch",
-    "batch_in_epoch",
-    "epoch_sums",
-    "epoch_counts",
-    "learning_rate",
-    "best_valid",
-    "epochs_without_gain",
-    "stopped",
+# --- the run record --------------------------------------------------------
+CHECKPOINT_FORMAT = 3
+RECORD = "run.json"
+# Settings a resume may change: where and how often it saves and logs,
+# how long it runs, the distribution strategy and op determinism.
+MAY_CHANGE = frozenset(
+    {
+        "out_dir",
+        "epochs",
+        "checkpoint_every",
+        "keep_checkpoints",
+        "log_every",
+        "verbose",
+        "strategy",
+        "deterministic",
+    }
 )
-# The validation rules' state (`ValidationRules.decide`) a checkpoint
-# written before they ran here lacks: a run without validation.
-NO_VALIDATION_YET = {
-    "best_valid": NO_BEST_YET,
-    "epochs_without_gain": 0,
-    "stopped": False,
-}
-_NAME = re.compile(r"ckpt-(\d+)\.npz$")
+# Settings that name files: compared by content, not by path.
+BY_CONTENT = frozenset({"train", "valid", "vocab", "model", "init_from"})
 
 
-def checkpoint_dir(out_dir):
-    return os.path.join(out_dir, "checkpoints")
+class RunMismatch(ValueError):
+    """A resume found checkpoints it cannot trust (another run, or a
+    format it cannot verify); the message names what differs."""
 
 
-def list_checkpoints(out_dir):
-    """The `.npz` checkpoints of `out_dir`, oldest (lowest step) first."""
-    found = []
-    for path in glob.glob(os.path.join(checkpoint_dir(out_dir), "*.npz")):
-        match = _NAME.search(os.path.basename(path))
-        if match:
-            found.append((int(match.group(1)), path))
-    return [path for _, path in sorted(found)]
+def run_record(config, model_config):
+    """The record of a run of `config` (a `TrainingConfig`) training the
+    architecture `model_config` (a `BiLMConfig`)."""
+    from keras_elmo.data.corpus import list_files
+
+    def corpus(pattern):
+        if pattern is None:
+            return None
+        files = list_files(pattern)
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(sha256_file(path).encode())
+        return {"files": len(files), "sha256": digest.hexdigest()}
+
+    options = json.dumps(model_config.to_options_dict(), sort_keys=True)
+    settings = {
+        field.name: _jsonable(getattr(config, field.name))
+        for field in dataclasses.fields(config)
+        if field.name not in MAY_CHANGE | BY_CONTENT
+    }
+    init_from = config.init_from or ()
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "version": __version__,
+        "model": hashlib.sha256(options.encode()).hexdigest(),
+        "corpus": {
+            "train": corpus(config.train),
+            "valid": corpus(config.valid),
+        },
+        "vocabulary": sha256_file(config.vocab),
+        "init_from": [sha256_file(path) for path in init_from] or None,
+        "settings": settings,
+    }
 
 
-def latest_checkpoint(out_dir):
-    found = list_checkpoints(out_dir)
-    return found[-1] if found else None
+def _jsonable(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
-def save(out_dir, step, model_arrays, optimizer_arrays, position, paths, keep):
-    """Writes `ckpt-<step>.npz` atomically; keeps the `keep` newest.
-
-    Args:
-        model_arrays, optimizer_arrays: lists of NumPy arrays.
-        position: dict of the `POSITION` values.
-        paths: `(model_paths, optimizer_paths)`, lists of str.
-        keep: int, checkpoints kept.
-    """
-    arrays = {f"model/{i}": a for i, a in enumerate(model_arrays)}
-    arrays.update({f"optimizer/{i}": a for i, a in enumerate(optimizer_arrays)})
-    arrays.update({f"state/{k}": np.asarray(position[k]) for k in POSITION})
-    arrays["model_paths"] = np.array(paths[0], dtype=str)
-    arrays["optimizer_paths"] = np.array(paths[1], dtype=str)
-    path = os.path.join(checkpoint_dir(out_dir), f"ckpt-{step:09d}.npz")
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-    for old in list_checkpoints(out_dir)[:-keep]:
-        os.remove(old)
-    return path
+def record_path(out_dir):
+    return os.path.join(out_dir, RECORD)
 
 
-def load(path, shapes):
-    """`(model_arrays, optimizer_arrays, position)` of a checkpoint.
-
-    Args:
-        shapes: `(model_shapes, optimizer_shapes)`, lists of tuples: the
-            variables of the run restoring it.
-
-    Raises:
-        run_record.RunMismatch: the checkpoint's variables do not have
-            these shapes.
-    """
-    with np.load(path, allow_pickle=False) as data:
-        parts = []
-        for prefix, expected in zip(("model", "optimizer"), shapes):
-            arrays = []
-            while f"{prefix}/{len(arrays)}" in data.files:
-                arrays.append(data[f"{prefix}/{len(arrays)}"])
-            found = [tuple(a.shape) for a in arrays]
-            if found != [tuple(s) for s in expected]:
-                raise run_record.RunMismatch(
-                    f"Cannot resume from {path!r}: its {prefix} variables "
-                    f"({len(found)}) do not have the shapes of this run's "
-                    f"({len(expected)}). Pass `force=True` to start over."
-                )
-            parts.append(arrays)
-        position = {
-            k: data[f"state/{k}"]
-            if f"state/{k}" in data.files
-            else NO_VALIDATION_YET[k]
-            for k in POSITION
-        }
-    return parts[0], parts[1], position
-
-
-def best_path(out_dir):
-    """`OUT/best/best.npz`: the weights of the best validation epoch."""
-    return os.path.join(out_dir, "best", "best.npz")
-
-
-def save_best(out_dir, epoch, model_arrays):
-    """Writes the model's arrays of 1-based `epoch` as the best, atomically
-    (the best of an earlier epoch is replaced in one rename)."""
-    path = best_path(out_dir)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    arrays = {f"model/{i}": a for i, a in enumerate(model_arrays)}
-    arrays["epoch"] = np.asarray(epoch)
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-
-
-def load_best(out_dir, model_shapes):
-    """`(epoch, model_arrays)` of `save_best`, or `(None, None)` when
-    validation never chose one.
-
-    Raises:
-        run_record.RunMismatch: its arrays do not have `model_shapes`.
-    """
-    path = best_path(out_dir)
+def read_record(out_dir):
+    """The recorded run of `out_dir`, or None if it has none."""
+    path = record_path(out_dir)
     if not os.path.exists(path):
-        return None, None
-    with np.load(path, allow_pickle=False) as data:
-        arrays = []
-        while f"model/{len(arrays)}" in data.files:
-            arrays.append(data[f"model/{len(arrays)}"])
-        epoch = int(data["epoch"])
-    if [tuple(a.shape) for a in arrays] != [tuple(s) for s in model_shapes]:
-        raise run_record.RunMismatch(
-            f"Cannot restore the best weights from {path!r}: its arrays do "
-            "not have the shapes of this run's model."
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_record(out_dir, record):
+    os.makedirs(out_dir, exist_ok=True)
+    with atomic_write(record_path(out_dir)) as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+
+
+def changes(recorded, current):
+    """What differs between two records, in words ([]: may resume)."""
+    found = []
+
+    def differs(key, what, unit=""):
+        old, new = recorded.get(key), current[key]
+        if old != new:
+            found.append(f"{what} ({unit}{_short(old)} -> {_short(new)})")
+
+    differs("format", "the checkpoint format")
+    differs("version", "the keras_elmo version")
+    differs("model", "the architecture `model`", "sha256 ")
+    for name in ("train", "valid"):
+        old = (recorded.get("corpus") or {}).get(name)
+        new = current["corpus"][name]
+        if old != new:
+            found.append(
+                f"the corpus `{name}` (content: {_corpus(old)} -> "
+                f"{_corpus(new)})"
+            )
+    differs("vocabulary", "the vocabulary `vocab`", "sha256 ")
+    differs("init_from", "the files of `init_from`", "sha256 ")
+    old, new = recorded.get("settings") or {}, current["settings"]
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            found.append(f"`{key}` ({old.get(key)!r} -> {new.get(key)!r})")
+    return found
+
+
+def _short(value):
+    if isinstance(value, str) and len(value) == 64:
+        return value[:12]
+    if isinstance(value, list):
+        return "[" + ", ".join(_short(v) for v in value) + "]"
+    return repr(value)
+
+
+def _corpus(facts):
+    if not facts:
+        return "none"
+    return f"{facts['files']} file(s), sha256 {facts['sha256'][:12]}"
+
+
+def check_resume(out_dir, current, checkpoint):
+    """Raises `RunMismatch` unless `checkpoint` (the newest in `out_dir`)
+    was written by a run with the record `current`."""
+    recorded = read_record(out_dir)
+    if recorded is None:
+        raise RunMismatch(
+            f"Cannot resume from {checkpoint!r}: {out_dir!r} holds "
+            f"checkpoints of format 1 (no {RECORD}: written by a keras_elmo "
+            "before checkpoint format 2, without the epoch's loss totals or "
+            "a record of the corpus, vocabulary and settings), which this "
+            f"keras_elmo {__version__} cannot verify. Pass `force=True` to "
+            "discard them and start over (or train into another `out_dir`)."
         )
-    return epoch, arrays
+    found = changes(recorded, current)
+    if found:
+        raise RunMismatch(
+            f"Cannot resume from {checkpoint!r}: it was written by another "
+            f"run than this one; changed: {'; '.join(found)}. Rerun with the "
+            "settings, corpus and vocabulary of the run that wrote it, or "
+            "pass `force=True` to discard its checkpoints and start over "
+            "(or train into another `out_dir`)."
+        )
 
 
-def neutral_record(config, model_config):
-    """`run_record.run_record` with this trainer's checkpoint format."""
-    record = run_record.run_record(config, model_config)
-    record["format"] = NEUTRAL_FORMAT
-    return record
-
-
-def prepare_run(out_dir, record, force=False):
+def prepare_run(out_dir, record, force=False, chief=True, verify=True):
     """Checks a resume, or starts a fresh run; returns the checkpoint a
     resume continues from, or None.
 
-    As `run_record.prepare_run`, for `.npz` checkpoints: the temporaries
-    of killed writes (outputs, record, history, checkpoints) are removed
-    (`atomic.remove_abandoned`: only those of dead processes); a folder with
-    TensorFlow checkpoints (`checkpoints/checkpoint`) is refused unless
-    `force`; a fresh run removes the checkpoints, logs and history of an
-    earlier one and writes `record` before its first checkpoint.
+    With checkpoints in `out_dir/checkpoints` and not `force`: a resume,
+    checked (`check_resume`) unless not `verify` (a reader of the
+    checkpoint, not a run that continues it). Otherwise a fresh run: the
+    chief removes what an earlier run left (checkpoints, best, logs,
+    history; the `checkpoint` indexes first, so a kill part-way leaves
+    no checkpoint to resume, only files a fresh run overwrites or
+    ignores) and writes `record`, before the first checkpoint. The chief
+    also removes the temporaries of killed atomic writes beside the
+    run's outputs, history and record (`atomic.remove_abandoned`).
     """
-    directory = checkpoint_dir(out_dir)
-    run_record.remove_temporaries(out_dir)
+
+    import tensorflow as tf
+
+    if chief:
+        remove_temporaries(out_dir)
+    directory = os.path.join(out_dir, "checkpoints")
+    latest = None
     if os.path.isdir(directory):
-        # The temporaries of killed saves: `.ckpt-<step>.npz.HOST-PID.*`.
-        for entry in os.listdir(directory):
-            match = re.match(r"\.(ckpt-\d+\.npz)\.", entry)
-            if match:
-                remove_abandoned(os.path.join(directory, match.group(1)))
-    best = os.path.dirname(best_path(out_dir))
-    if os.path.isdir(best):
-        remove_abandoned(best_path(out_dir))
-    latest = latest_checkpoint(out_dir)
-    tf_index = os.path.join(directory, "checkpoint")
-    if not force and os.path.exists(tf_index):
-        raise run_record.RunMismatch(
-            f"Cannot resume from {directory!r}: it holds checkpoints of the "
-            "TensorFlow trainer, which this backend cannot read. Resume "
-            "them with KERAS_BACKEND=tensorflow, or pass `force=True` to "
-            "discard them and start over."
-        )
+        latest = tf.train.latest_checkpoint(directory)
     if latest and not force:
-        run_record.check_resume(out_dir, record, latest)
+        if verify:
+            check_resume(out_dir, record, latest)
         return latest
+    index = os.path.join(directory, "checkpoint")
+    if not latest and not force and os.path.exists(index):
+        named = tf.train.get_checkpoint_state(directory)
+        raise RunMismatch(
+            f"Cannot resume from {directory!r}: its index names "
+            f"{getattr(named, 'model_checkpoint_path', None)!r}, whose "
+            "files are missing (removed by hand?). Restore them, or pass "
+            "`force=True` to discard the checkpoints and start over."
+        )
+    if not chief:
+        return None
     if latest:
         logger.warning(
             "Starting over (force=True): discarding the checkpoints in %s.",
             directory,
         )
-    run_record.start_fresh(out_dir, record)
+    start_fresh(out_dir, record)
     return None
+
+
+def start_fresh(out_dir, record):
+    """A fresh run's start, for either trainer: removes what an earlier
+    run left (checkpoints, best, logs, history; the TensorFlow
+    `checkpoint` indexes first, so a kill part-way leaves no checkpoint
+    to resume, only files a fresh run overwrites or ignores), then
+    writes `record`, before the first checkpoint."""
+    import shutil
+
+    for name in ("checkpoints", "best"):
+        index = os.path.join(out_dir, name, "checkpoint")
+        if os.path.exists(index):
+            os.remove(index)
+    for name in ("checkpoints", "best", "logs"):
+        shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
+    history = os.path.join(out_dir, "history.json")
+    if os.path.exists(history):
+        os.remove(history)
+    write_record(out_dir, record)
+
+
+def remove_temporaries(out_dir):
+    """Removes the temporaries of killed atomic writes beside a run's
+    outputs, record and history (`atomic.remove_abandoned`: only those
+    of dead processes)."""
+    from keras_elmo.utils.atomic import remove_abandoned
+    from keras_elmo.weights import model_files
+
+    if not os.path.isdir(out_dir):
+        return
+    paths = list(model_files.model_paths(out_dir).values())
+    paths += [record_path(out_dir), os.path.join(out_dir, "history.json")]
+    for path in paths:
+        remove_abandoned(path)

@@ -5,15 +5,17 @@ outputs; this class supplies what differs from TensorFlow. The model,
 optimizer and dropout seed states live as arrays between steps, which the
 stateless step of `steps` (`make_jax_step`, one `jax.jit` function;
 `make_torch_step`, eager autograd) maps to their next values, with the
-loss of the `losses` definition. Checkpoints (`checkpoints`,
-`.npz`) hold them with the position (epoch, batch in epoch, step, the
-epoch's running totals, the learning rate and the validation rules'
-state), every `checkpoint_every` steps and at each epoch's end, so a rerun
-resumes mid-epoch on the same batches and ends with the same weights as
-an uninterrupted run; the best validation epoch's weights are
-`OUT/best/best.npz`. With several local JAX devices and a batch they
-divide, the model is built under `keras.distribution.DataParallel`
-(variables replicated, batch rows split). Batches are padded to a few
+loss of the `losses` definition. Checkpoints hold them with the position
+(epoch, batch in epoch, step, the epoch's running totals, the learning
+rate and the validation rules' state), every `checkpoint_every` steps and
+at each epoch's end, in the one format of every backend
+(`checkpoints.CheckpointStore`): a rerun resumes mid-epoch on the same
+batches and ends with the same weights as an uninterrupted run, and a run
+stopped on TensorFlow resumes here (or the other way round) with the
+weights and optimizer slots of the step it stopped at. With several
+local JAX devices and a batch they divide, the model is built under
+`keras.distribution.DataParallel` (variables replicated, batch rows
+split). Batches are padded to a few
 time lengths (`pad_steps`), so `jax.jit` compiles a few step shapes.
 Settings that need TensorFlow are refused by name
 (`training_config.training_refusals`).
@@ -45,7 +47,7 @@ PAD_STEPS_TO = 16
 
 class NeutralTrainer(TrainingLoop):
     """`trainer.TrainingLoop` on JAX and PyTorch: variable values between
-    steps, the stateless step, `.npz` checkpoints.
+    steps, the stateless step, the checkpoints of every backend.
 
     The same loop, `TrainingConfig`, outputs and resume rule (`run.json`)
     as `keras_elmo.training.trainer.Trainer` (TensorFlow); see the module
@@ -58,7 +60,7 @@ class NeutralTrainer(TrainingLoop):
             softmax) raise `ValueError` naming them.
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of another run's checkpoints
-            raises `run_record.RunMismatch` naming what differs.
+            raises `checkpoints.RunMismatch` naming what differs.
         callbacks: list of `keras.callbacks.Callback`, called after each
             applied step (`on_train_batch_end(batch, logs)`, the logs of
             `Trainer`: step, loss, gradient_norm, tokens_per_second),
@@ -89,19 +91,28 @@ class NeutralTrainer(TrainingLoop):
             data_parallel(config.batch_size) if backend == "jax" else None
         )
         self._build(self.distribution and self.distribution.scope())
-        record = checkpoints.neutral_record(config, self.model_config)
-        restored = checkpoints.prepare_run(config.out_dir, record, force)
-        self.position = {
-            "step": 0,
-            "epoch": 0,
-            "batch_in_epoch": 0,
-            "epoch_sums": np.zeros(2),
-            "epoch_counts": np.zeros(2),
-            "learning_rate": config.learning_rate,
-            **checkpoints.NO_VALIDATION_YET,
-        }
+        record = checkpoints.run_record(config, self.model_config)
+        checkpoints.prepare_run(config.out_dir, record, force)
+        self.state = checkpoints.TrainingState(config.learning_rate)
+        self.store, self.best_store = checkpoints.make_stores(
+            self.model,
+            self.optimizer,
+            self.state,
+            tf.Variable(1.0, trainable=False),  # no loss scaling here
+            config.out_dir,
+            None,
+            keep=config.keep_checkpoints,
+        )
+        restored = self.store.restore()
+        self.position = self._read_state()
         if restored:
-            self._restore(restored)
+            logger.info(
+                "Resumed from %s: epoch %d, batch %d, step %d",
+                restored,
+                self.position["epoch"],
+                self.position["batch_in_epoch"],
+                self.position["step"],
+            )
         self.resumed_from = restored
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
         # A rerun of a finished run: `train` then changes nothing.
@@ -109,8 +120,8 @@ class NeutralTrainer(TrainingLoop):
             config.out_dir,
             self.position["epoch"],
             config.epochs,
-            restored,
-            stopped=bool(self.position["stopped"]),
+            restored and restored + ".index",
+            stopped=self.position["stopped"],
         )
         self.callbacks = list(callbacks or [])
         self._read_variables()
@@ -137,55 +148,28 @@ class NeutralTrainer(TrainingLoop):
             for variable, value in zip(variables, values):
                 variable.assign(value)
 
-    def _shapes(self):
-        return (
-            [tuple(v.shape) for v in self.model.variables],
-            [tuple(v.shape) for v in self.optimizer.variables],
-        )
-
-    def _restore(self, path):
-        model, optimizer, position = checkpoints.load(path, self._shapes())
-        for variable, value in zip(self.model.variables, model):
-            variable.assign(value)
-        for variable, value in zip(self.optimizer.variables, optimizer):
-            variable.assign(value)
-        self.position = {
-            "step": int(position["step"]),
-            "epoch": int(position["epoch"]),
-            "batch_in_epoch": int(position["batch_in_epoch"]),
-            "epoch_sums": np.array(position["epoch_sums"], np.float64),
-            "epoch_counts": np.array(position["epoch_counts"], np.float64),
-            "learning_rate": float(position["learning_rate"]),
-            "best_valid": float(position["best_valid"]),
-            "epochs_without_gain": int(position["epochs_without_gain"]),
-            "stopped": bool(position["stopped"]),
+    def _read_state(self):
+        """The position held in `self.state` (restored or initial)."""
+        state = self.state
+        return {
+            "step": int(state.step.numpy()),
+            "epoch": int(state.epoch.numpy()),
+            "batch_in_epoch": int(state.batch_in_epoch.numpy()),
+            "epoch_sums": np.array(state.epoch_sums.numpy()),
+            "epoch_counts": np.array(state.epoch_counts.numpy()),
+            "learning_rate": float(state.learning_rate.numpy()),
+            "best_valid": float(state.best_valid.numpy()),
+            "epochs_without_gain": int(state.epochs_without_gain.numpy()),
+            "stopped": bool(state.stopped.numpy()),
         }
-        logger.info(
-            "Resumed from %s: epoch %d, batch %d, step %d",
-            path,
-            self.position["epoch"],
-            self.position["batch_in_epoch"],
-            self.position["step"],
-        )
 
     def save_checkpoint(self):
-        """Writes the current state as `ckpt-<step>.npz` (atomically)."""
+        """Writes the current state as checkpoint `ckpt-<step>`
+        (`checkpoints.CheckpointStore`, the format of every backend)."""
         self._write_variables()
-        arrays = [_numpy(v) for v in self.model.variables]
-        optimizer = [_numpy(v) for v in self.optimizer.variables]
-        paths = (
-            [v.path for v in self.model.variables],
-            [v.path for v in self.optimizer.variables],
-        )
-        return checkpoints.save(
-            self.config.out_dir,
-            self.position["step"],
-            arrays,
-            optimizer,
-            self.position,
-            paths,
-            self.config.keep_checkpoints,
-        )
+        for name, value in self.position.items():
+            getattr(self.state, name).assign(value)
+        return self.store.save(checkpoint_number=self.position["step"])
 
     # --- the loop's parts -------------------------------------------------
 
@@ -249,8 +233,7 @@ class NeutralTrainer(TrainingLoop):
                 f"batch {batch}): loss {loss}, gradient norm "
                 f"{float(norm)}. Its update was not applied and nothing "
                 "was saved; the last checkpoint in "
-                f"{checkpoints.checkpoint_dir(self.config.out_dir)} "
-                "is intact."
+                f"{self.store.directory} is intact."
             )
         self.trainable, self.non_trainable, self.optimizer_values = values
         return True
@@ -292,11 +275,7 @@ class NeutralTrainer(TrainingLoop):
         return decisions
 
     def _save_best(self, epoch):
-        checkpoints.save_best(
-            self.config.out_dir,
-            epoch,
-            [_numpy(v) for v in self.model.variables],
-        )
+        self.best_store.save(checkpoint_number=epoch)
 
     def restore_best(self):
         """Loads the best-validation weights, if a validation set chose
@@ -304,17 +283,9 @@ class NeutralTrainer(TrainingLoop):
         `Trainer.restore_best`."""
         if not self.config.valid:
             return None
-        epoch, arrays = checkpoints.load_best(
-            self.config.out_dir, [tuple(v.shape) for v in self.model.variables]
-        )
-        if epoch is None:
-            return None
-        for variable, value in zip(self.model.variables, arrays):
-            variable.assign(value)
-        self._read_variables()
-        logger.info(
-            "Restored the weights of epoch %d (best validation).", epoch
-        )
+        epoch = checkpoints.restore_best(self.best_store)
+        if epoch is not None:
+            self._read_variables()
         return epoch
 
     def _batches(self, epoch, skip):
@@ -372,9 +343,3 @@ def data_parallel(batch_size):
         return None
     logger.info("DataParallel over %d devices.", len(devices))
     return keras.distribution.DataParallel(devices=devices)
-
-
-def _numpy(variable):
-    """A variable's value as NumPy (torch parameters need their
-    gradient tracking dropped first: `convert_to_numpy` does it)."""
-    return np.asarray(keras.ops.convert_to_numpy(variable.value))

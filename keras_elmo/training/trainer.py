@@ -5,7 +5,7 @@ sequence (seed, vocabulary, sampler check, architecture, `BiLM` +
 language model, optimizer, `init_from`, validation rules), and per epoch
 the learning rate, the steps with their callbacks and running totals, the
 validation perplexity and the rules' decisions (best weights, plateau
-decay, early stopping: `validation_rules`), the history, the epoch-end
+decay, early stopping: `evaluate.ValidationRules`), the history, the epoch-end
 checkpoint and, at the end, the best weights and the model's files. A
 backend plugs in its step (`steps`) and where its position and weights
 are stored:
@@ -43,13 +43,11 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
-from keras_elmo.training import run_record
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.distributed_data import is_chief
 from keras_elmo.training.distributed_data import make_strategy
+from keras_elmo.training.evaluate import ValidationRules
 from keras_elmo.training.fused_loss import direction_loss_sum
-from keras_elmo.training.init_from import load_init_from
-from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.training.losses import check_sampler_fits
 from keras_elmo.training.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.sparse_adagrad import make_optimizer
@@ -58,7 +56,8 @@ from keras_elmo.training.step_callbacks import step_logs
 from keras_elmo.training.steps import LossScale
 from keras_elmo.training.steps import dtype_policy
 from keras_elmo.training.steps import make_tf_step
-from keras_elmo.training.validation_rules import ValidationRules
+from keras_elmo.training.training_config import load_init_from
+from keras_elmo.training.training_config import resolve_model_config
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
 from keras_elmo.weights import model_files
@@ -239,7 +238,8 @@ class TrainingLoop:
 
 class Trainer(TrainingLoop):
     """The loop on TensorFlow: the model built under a strategy, the step
-    of `steps.make_tf_step`, `tf.train` checkpoints.
+    of `steps.make_tf_step`, its variables checkpointed in place
+    (`checkpoints.CheckpointStore`).
 
     Args:
         config: `keras_elmo.training.TrainingConfig`.
@@ -247,7 +247,7 @@ class Trainer(TrainingLoop):
             `config.strategy`).
         force: bool. Start over, discarding the checkpoints in
             `config.out_dir`; else a resume of checkpoints of another run
-            or format raises `run_record.RunMismatch` naming what differs.
+            or format raises `checkpoints.RunMismatch` naming what differs.
         verify_run: bool. False: restore the newest checkpoint without
             that check, to read it (evaluate, snapshot), not to train on.
     """
@@ -260,23 +260,20 @@ class Trainer(TrainingLoop):
         self.strategy = strategy or make_strategy(config.strategy)
         self.chief = is_chief(self.strategy)
         self._build(self.strategy.scope(), dtype_policy(config.mixed_precision))
-        record = run_record.run_record(config, self.model_config)
-        run_record.prepare_run(
+        record = checkpoints.run_record(config, self.model_config)
+        checkpoints.prepare_run(
             config.out_dir, record, force, self.chief, verify_run
         )
-        self.manager = checkpoints.make_manager(
+        self.manager, self.best_manager = checkpoints.make_stores(
             self.model,
             self.optimizer,
             self.state,
-            self.loss_scale,
+            self.loss_scale.value,
             config.out_dir,
             self.strategy,
             keep=config.keep_checkpoints,
         )
-        self.best_manager = checkpoints.make_best_manager(
-            self.model, config.out_dir, self.strategy
-        )
-        restored = checkpoints.restore_latest(self.manager)
+        restored = self.manager.restore()
         if restored:
             logger.info(
                 "Resumed from %s: epoch %d, batch %d, step %d",

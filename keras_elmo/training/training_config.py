@@ -12,10 +12,22 @@ Which settings each Keras backend trains (`training_refusals`, one table):
 TensorFlow runs all; `NeutralTrainer` (JAX, PyTorch) refuses, by name and
 before anything is built or written, those that need `tf.distribute`,
 TensorFlow's loss scaling or its without-replacement sampler.
+
+`init_from`, a new training run that starts from another model's weights:
+`TrainingConfig.init_from` is `(options.json, weights.hdf5[, softmax.hdf5])`:
+the run trains the architecture of that options.json
+(`resolve_model_config`), and `load_init_from` copies the weights into the
+freshly built `BiLMLanguageModel` before any checkpoint is restored (a
+resumed run's checkpoint then overwrites them). Without a softmax file the
+softmax, `W: [V, D]` and `b: [V]` for the run's `V`-word vocabulary, keeps
+its random initial values.
 """
 
 import dataclasses
+import logging
 import os
+
+logger = logging.getLogger(__name__)
 
 # The settings a recipe fills in when they are left at None.
 #
@@ -75,7 +87,7 @@ class TrainingConfig:
     `learning_rate * lr_decay ** max(0, e + 2 - lr_decay_start)`, a
     function of the epoch alone, so a resumed run uses the rate an
     uninterrupted one would. Under `"plateau"` the rate is decided from
-    validation perplexity by `validation_rules.ValidationRules` and
+    validation perplexity by `evaluate.ValidationRules` and
     checkpointed. Every field's meaning is its `help` metadata, which is
     also the command line's help text.
     """
@@ -329,3 +341,48 @@ def check_training_backend(config, backend):
     found = training_refusals(config, backend)
     if found:
         raise ValueError("; ".join(found) + ".")
+
+
+# --- init_from ------------------------------------------------------------
+def resolve_model_config(config):
+    """The `BiLMConfig` a `TrainingConfig` trains: that of `init_from`'s
+    options.json, else `model`'s (an options.json path or an
+    architecture name)."""
+    from keras_elmo.config import BiLMConfig
+
+    if config.init_from:
+        return BiLMConfig.from_options_json(config.init_from[0])
+    if os.path.exists(config.model):
+        return BiLMConfig.from_options_json(config.model)
+    return BiLMConfig.from_architecture(config.model)
+
+
+def load_init_from(model, vocabulary_size, init_from):
+    """Loads `init_from`'s files into a built `BiLMLanguageModel`.
+
+    Args:
+        model: `BiLMLanguageModel` built from `resolve_model_config`.
+        vocabulary_size: int. `V`, the run's vocabulary size (named in
+            the warning when no softmax file is given).
+        init_from: `(options.json, weights.hdf5[, softmax.hdf5])`, as
+            `TrainingConfig.init_from`. The options were read by
+            `resolve_model_config`; the weights go into `model.backbone`,
+            the softmax (if given) into `model.softmax`, else it stays
+            random, with a warning.
+    """
+    from keras_elmo.weights import model_files
+    from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+
+    _, weights, *rest = init_from
+    softmax = rest[0] if rest else None
+
+    load_bilm_hdf5(model.backbone, weights)
+    if softmax:
+        model_files.load_softmax_hdf5(model.softmax, softmax)
+    else:
+        logger.warning(
+            "Fine-tuning without a softmax file: the softmax for the "
+            "%d-word vocabulary starts from random weights, so the "
+            "first steps train it from scratch.",
+            vocabulary_size,
+        )

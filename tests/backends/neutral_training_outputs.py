@@ -45,8 +45,8 @@ import numpy as np  # noqa: E402
 from keras_elmo.cli.main import main as cli_main  # noqa: E402
 from keras_elmo.data.vocabulary import Vocabulary  # noqa: E402
 from keras_elmo.training import losses as neutral_lm_loss  # noqa: E402
+from keras_elmo.training.checkpoints import RunMismatch  # noqa: E402
 from keras_elmo.training.neutral_trainer import NeutralTrainer  # noqa: E402
-from keras_elmo.training.run_record import RunMismatch  # noqa: E402
 from keras_elmo.training.training_config import TrainingConfig  # noqa: E402
 
 WORDS = (

@@ -9,8 +9,8 @@ import numpy as np
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.training.init_from import load_init_from
-from keras_elmo.training.init_from import resolve_model_config
+from keras_elmo.training.training_config import load_init_from
+from keras_elmo.training.training_config import resolve_model_config
 from keras_elmo.weights import model_files
 
 VOCABULARY_SIZE = 11
@@ -97,7 +97,7 @@ def test_load_init_from_without_softmax_keeps_it_and_warns(tmp_path, caplog):
         "vocabulary starts from random weights, so the first steps train "
         "it from scratch."
     ]
-    assert caplog.records[0].name == "keras_elmo.training.init_from"
+    assert caplog.records[0].name == "keras_elmo.training.training_config"
 
 
 def test_trainer_starts_from_init_from(sample_vocab, tmp_path):

@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 
 from keras_elmo.config import BiLMConfig
-from keras_elmo.training import run_record
+from keras_elmo.training import checkpoints
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig
 from tests.training.training_helpers import TRAIN
@@ -65,8 +65,8 @@ def run(trained, tmp_path):
 
 def _prepare(config, force=False, verify=True):
     model = BiLMConfig.from_architecture(config.model)
-    record = run_record.run_record(config, model)
-    return run_record.prepare_run(config.out_dir, record, force, True, verify)
+    record = checkpoints.run_record(config, model)
+    return checkpoints.prepare_run(config.out_dir, record, force, True, verify)
 
 
 def test_the_same_run_resumes_and_a_touched_corpus_too(run):
@@ -122,7 +122,7 @@ def test_a_resume_with_one_thing_changed_is_refused_naming_it(run, what):
     changed = change(run)
     if what == "validation corpus":
         changed = dataclasses.replace(changed, lr_schedule="epoch")
-    with pytest.raises(run_record.RunMismatch) as caught:
+    with pytest.raises(checkpoints.RunMismatch) as caught:
         _prepare(changed)
     message = str(caught.value)
     assert "ckpt-2" in message and "`force=True`" in message
@@ -142,7 +142,7 @@ def test_a_missing_newest_checkpoint_is_refused_not_discarded(run):
     for name in os.listdir(folder):
         if name.startswith("ckpt-2."):
             os.remove(os.path.join(folder, name))
-    with pytest.raises(run_record.RunMismatch, match="files are missing"):
+    with pytest.raises(checkpoints.RunMismatch, match="files are missing"):
         _prepare(run)
     assert os.path.exists(os.path.join(folder, "ckpt-1.index"))
     assert _prepare(run, force=True) is None
@@ -150,8 +150,8 @@ def test_a_missing_newest_checkpoint_is_refused_not_discarded(run):
 
 
 def test_another_version_is_refused(run, monkeypatch):
-    monkeypatch.setattr(run_record, "__version__", "9.9.9")
-    with pytest.raises(run_record.RunMismatch, match=r"version \('0\.1\.0'"):
+    monkeypatch.setattr(checkpoints, "__version__", "9.9.9")
+    with pytest.raises(checkpoints.RunMismatch, match=r"version \('0\.1\.0'"):
         _prepare(run)
 
 
@@ -162,7 +162,7 @@ def test_a_format_1_folder_is_refused_by_name_and_force_starts_over(run):
     `AssertionError` about "2 Python objects that were not bound"; now
     the run is refused before any restore, naming the format."""
     os.remove(os.path.join(run.out_dir, "run.json"))
-    with pytest.raises(run_record.RunMismatch, match="format 1") as caught:
+    with pytest.raises(checkpoints.RunMismatch, match="format 1") as caught:
         Trainer(run)
     assert "`force=True`" in str(caught.value)
     trainer = Trainer(run, force=True)
@@ -171,7 +171,7 @@ def test_a_format_1_folder_is_refused_by_name_and_force_starts_over(run):
     assert not os.path.exists(os.path.join(run.out_dir, "checkpoints"))
     assert not os.path.exists(os.path.join(run.out_dir, "history.json"))
     with open(os.path.join(run.out_dir, "run.json")) as f:
-        assert json.load(f)["format"] == run_record.CHECKPOINT_FORMAT
+        assert json.load(f)["format"] == checkpoints.CHECKPOINT_FORMAT
     history = trainer.train()
     assert [h["epoch"] for h in history] == [1]
     assert sorted(os.listdir(os.path.join(run.out_dir, "checkpoints"))) == [

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from keras_elmo.training.checkpoints import TrainingState
+from keras_elmo.training.evaluate import ValidationRules
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig
-from keras_elmo.training.validation_rules import ValidationRules
 from tests.training.training_helpers import TRAIN
 from tests.training.training_helpers import VALID
 
