@@ -3,8 +3,8 @@
 `Trainer` runs its own loop (see `keras_elmo.training.trainer`), and
 hands each applied step to a `keras.callbacks.CallbackList` of these:
 
-- `StepProgress`: a `keras.utils.Progbar` over the epoch's steps (loss,
-  perplexity, tokens/s);
+- `StepProgress`: progress over the epoch's steps on stdout (loss,
+  perplexity, tokens/s), plain lines when redirected;
 - `StepSummaries`: TensorBoard scalars every `log_every` steps;
 - `StepCheckpoints`: a checkpoint every `checkpoint_every` steps.
 
@@ -17,11 +17,14 @@ loop's thread, before the next step: a checkpoint holds exactly the state
 after its step.
 """
 
+import sys
 import time
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+from keras_elmo.utils.progress import progress_bar
 
 
 def step_callbacks(config, chief, writer, manager):
@@ -43,26 +46,29 @@ def step_callbacks(config, chief, writer, manager):
 
 
 class StepProgress(keras.callbacks.Callback):
-    """A progress bar of `target` steps (None: unknown) for each epoch."""
+    """Progress over `target` steps (None: unknown) for each epoch, on
+    `stream` (default stdout, where Keras' `fit` draws its bar), through
+    `utils.progress.progress_bar`: Keras' bar on a terminal, whole lines
+    with no escape codes in a redirected log. It shows the step's loss,
+    its perplexity `exp(loss)` and tokens per second."""
 
-    def __init__(self, target):
+    def __init__(self, target, stream=None):
         super().__init__()
         self.target = target
+        self.stream = stream
         self.bar = None
 
     def on_epoch_begin(self, epoch, logs=None):
-        self.bar = keras.utils.Progbar(
-            self.target, stateful_metrics=["ppl", "tokens/s"], unit_name="step"
-        )
+        self.bar = progress_bar(self.target, "step", self.stream or sys.stdout)
 
     def on_train_batch_end(self, batch, logs=None):
-        loss = logs["loss"]
+        loss = float(logs["loss"])
         self.bar.update(
             batch,
             [
                 ("loss", loss),
-                ("ppl", np.exp(loss)),
-                ("tokens/s", logs["tokens_per_second"]),
+                ("ppl", float(np.exp(loss))),
+                ("tokens/s", float(logs["tokens_per_second"])),
             ],
         )
 

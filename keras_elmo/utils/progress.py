@@ -15,8 +15,10 @@ import time
 
 
 def progress_bar(total, unit_name="step", stream=None):
-    """An object with `update(current)`: Keras' `Progbar` when `stream`
-    (default stderr) is a terminal, else a `PlainProgress`."""
+    """An object with `update(current, values=None)`: Keras' `Progbar`
+    when `stream` (default stderr) is a terminal, else a `PlainProgress`.
+    `values`: `(name, number)` pairs shown with the count, each the
+    latest value (a loss, a rate), not an average."""
     stream = stream or sys.stderr
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
@@ -28,15 +30,23 @@ class _KerasBar:
     """`keras.utils.Progbar` drawn on `stream` (it writes to stdout)."""
 
     def __init__(self, total, unit_name, stream):
+        self.stream = stream
+        self.total = total
+        self.unit_name = unit_name
+        self.bar = None
+
+    def update(self, current, values=None):
         import keras
 
-        self.stream = stream
-        with contextlib.redirect_stdout(stream):
-            self.bar = keras.utils.Progbar(total, unit_name=unit_name)
-
-    def update(self, current):
         with contextlib.redirect_stdout(self.stream):
-            self.bar.update(current)
+            if self.bar is None:
+                # Each value is shown as it is (stateful), not averaged.
+                self.bar = keras.utils.Progbar(
+                    self.total,
+                    unit_name=self.unit_name,
+                    stateful_metrics=[name for name, _ in values or ()],
+                )
+            self.bar.update(current, values)
 
 
 class PlainProgress:
@@ -62,19 +72,23 @@ class PlainProgress:
         self.start = self.clock()
         self.last = None
 
-    def update(self, current):
+    def update(self, current, values=None):
         now = self.clock()
         done = self.total is not None and current >= self.total
         if not done and self.last is not None:
             if now - self.last < self.interval:
                 return
         self.last = now
-        self.stream.write(self.line(current, now - self.start) + "\n")
+        line = self.line(current, now - self.start)
+        for name, value in values or ():
+            line += f" - {name}: {value:.4g}"
+        self.stream.write(line + "\n")
         self.stream.flush()
 
     def line(self, current, elapsed):
         """`current/total units (p%), elapsed, ETA` (ETA when the total is
-        known and not reached)."""
+        known and not reached); `update` adds ` - name: value` for each
+        of its `values` (4 significant digits)."""
         units = f"{self.unit_name}s"
         if not self.total:
             return f"{current} {units}, {_duration(elapsed)}"

@@ -58,5 +58,8 @@ def test_the_epoch_json_has_its_own_line_after_the_progress_bar(
     assert main(argv + ["--steps-per-epoch", "2", "--epochs", "1"]) == 0
     out = capsys.readouterr().out
     assert "1/2" in out.split("{")[0]  # the bar stopped short of 2/2
+    # Whole lines with no escape codes (stdout is not a terminal here).
+    assert "1/2 steps (50%)" in out and " - tokens/s: " in out
+    assert not set("\x1b\r\b") & set(out)
     assert json.loads(out.splitlines()[-1])["epoch"] == 1
     assert out[out.index("{") - 1] == "\n"
