@@ -133,17 +133,19 @@ class Embedder:
         if warmup is not None:
             bilm_warmup.check_warmup(warmup)
             _check_no_vocabulary(vocabulary)
-        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
-        runner = runner_for(
-            resolved,
-            vocabulary=vocabulary,
-            trust_saved_model=trust_saved_model,
-        )
-        return cls(
-            runner,
-            batch_size,
-            description=resolved.description,
-            warmup=warmup,
+        return model_sources.load(
+            source,
+            lambda resolved: cls(
+                runner_for(
+                    resolved,
+                    vocabulary=vocabulary,
+                    trust_saved_model=trust_saved_model,
+                ),
+                batch_size,
+                description=resolved.description,
+                warmup=warmup,
+            ),
+            cache_dir=cache_dir,
         )
 
     @property

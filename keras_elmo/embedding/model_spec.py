@@ -106,17 +106,23 @@ def load_spec(spec):
         if vocab:
             description += f", token cache of {vocab}"
         return BiLMEmbedder(bilm, vocabulary=vocab), description
-    resolved = model_sources.resolve_model(source_of(spec))
-    vocab = spec.get("vocab")
+    return model_sources.load(
+        source_of(spec),
+        _runner,
+        vocab=spec.get("vocab"),
+        trust_saved_model=bool(spec.get("trust_saved_model")),
+    )
+
+
+def _runner(resolved, vocab, trust_saved_model):
+    """`load_spec`'s build step: `(runner, description)`."""
     if vocab and resolved.format == "saved_model":
         raise ValueError(
             "`vocab` caches token embeddings of a BiLM; it does not apply "
             f"to the {resolved.description}."
         )
     runner = runner_for(
-        resolved,
-        vocabulary=vocab,
-        trust_saved_model=bool(spec.get("trust_saved_model")),
+        resolved, vocabulary=vocab, trust_saved_model=trust_saved_model
     )
     suffix = f", token cache of {vocab}" if vocab else ""
     return runner, resolved.description + suffix

@@ -10,11 +10,14 @@ writes the files `from_allennlp` reads. The model itself (layers, call,
 state) is `bilm.py`'s.
 """
 
+import functools
+
 import keras
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
 from keras_elmo.presets import sources as model_sources
+from keras_elmo.presets.model_formats import ResolvedModel
 from keras_elmo.weights.bilm_hdf5 import check_weights_fit
 from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
 from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
@@ -64,13 +67,10 @@ class BiLMLoaders:
         package's `sents2elmo(output_layer=-2)` layers, statelessly. See
         docs/ELMOFORMANYLANGS.md. `**kwargs` go to the constructor.
         """
-        from keras_elmo.weights import elmoformanylangs
-        from keras_elmo.weights import elmoformanylangs_weights
-
-        model = elmoformanylangs.read_folder(folder)
-        bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
-        elmoformanylangs_weights.load_weights(bilm, model)
-        return bilm
+        resolved = ResolvedModel(
+            "elmoformanylangs", folder, f"ELMoForManyLangs folder {folder}"
+        )
+        return model_sources.load(resolved, cls.from_resolved, **kwargs)
 
     @classmethod
     def from_allennlp(cls, options_file, weight_file, stateful=False, **kwargs):
@@ -82,13 +82,16 @@ class BiLMLoaders:
             stateful: bool. See the class docstring.
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
-        config = BiLMConfig.from_options_json(options_file)
-        # Before the model is allocated: the file must be safe and able to
-        # hold what the options claim.
-        check_weights_fit(weight_file, config)
-        bilm = cls(config, stateful=stateful, **kwargs)
-        load_bilm_hdf5(bilm, weight_file)
-        return bilm
+        resolved = ResolvedModel(
+            "allennlp",
+            weight_file,
+            f"weights {weight_file}",
+            options=options_file,
+            weights=weight_file,
+        )
+        return model_sources.load(
+            resolved, cls.from_resolved, stateful=stateful, **kwargs
+        )
 
     @classmethod
     def from_preset(
@@ -124,15 +127,15 @@ class BiLMLoaders:
             dropout: float. See the constructor.
             name: str or None. The model's name.
         """
-        resolved = model_sources.resolve_model(source, cache_dir=cache_dir)
-        return cls.from_resolved(
-            resolved,
+        build = functools.partial(
+            cls.from_resolved,
             stateful=stateful,
             load_weights=load_weights,
             dtype=dtype,
             dropout=dropout,
             name=name,
         )
+        return model_sources.load(source, build, cache_dir=cache_dir)
 
     @classmethod
     def from_resolved(cls, resolved, load_weights=True, **kwargs):
@@ -147,19 +150,28 @@ class BiLMLoaders:
         """
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         if resolved.format == "allennlp":
+            config = BiLMConfig.from_options_json(resolved.options)
             if not load_weights:
-                config = BiLMConfig.from_options_json(resolved.options)
                 return cls(config, **kwargs)
-            return cls.from_allennlp(
-                resolved.options, resolved.weights, **kwargs
-            )
+            # Before the model is allocated: the file must be safe and able
+            # to hold what the options claim.
+            check_weights_fit(resolved.weights, config)
+            bilm = cls(config, **kwargs)
+            load_bilm_hdf5(bilm, resolved.weights)
+            return bilm
         if not load_weights:
             raise ValueError(
                 "`load_weights=False` needs an options.json model, received "
                 f"the {resolved.format} model {resolved.description}."
             )
         if resolved.format == "elmoformanylangs":
-            return cls.from_elmoformanylangs(resolved.path, **kwargs)
+            from keras_elmo.weights import elmoformanylangs
+            from keras_elmo.weights import elmoformanylangs_weights
+
+            model = elmoformanylangs.read_folder(resolved.path)
+            bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
+            elmoformanylangs_weights.load_weights(bilm, model)
+            return bilm
         if resolved.format == "keras":
             if kwargs.get("stateful"):
                 raise ValueError(

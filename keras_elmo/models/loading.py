@@ -1,10 +1,10 @@
 """Models from any source, as the commands and the `Embedder` need them.
 
-Every function here resolves its source with
-`keras_elmo.presets.sources.resolve_model` (the one resolver), then
-builds: a `BiLM` or an `ElmoLayer` (`load_bilm_or_elmo_layer`, for
-exports that keep a learned mix), or the language model with its softmax
-and vocabulary (`load_language_model`, for perplexity and substitutes).
+Every function here goes through `keras_elmo.presets.sources.load` (the
+one loader over the one resolver) and builds: a `BiLM` or an `ElmoLayer`
+(`load_bilm_or_elmo_layer`, for exports that keep a learned mix), or the
+language model with its softmax and vocabulary (`load_language_model`,
+for perplexity and substitutes).
 """
 
 from keras_elmo.data.vocabulary import Vocabulary
@@ -24,7 +24,10 @@ def load_language_model(source, dtype=None):
             (weight-only models cannot predict words); the message names
             what is missing.
     """
-    resolved = model_sources.resolve_model(source)
+    return model_sources.load(source, _language_model, dtype=dtype)
+
+
+def _language_model(resolved, dtype=None):
     missing = [
         name
         for name, path in (
@@ -53,7 +56,11 @@ def load_language_model(source, dtype=None):
 def load_bilm_or_elmo_layer(source):
     """`(model, description)`: a `BiLM`, or the `ElmoLayer` of a `.keras`
     file holding exactly one (so an export keeps its learned mix)."""
-    resolved = model_sources.resolve_model(source)
+    return model_sources.load(source, bilm_or_elmo_layer)
+
+
+def bilm_or_elmo_layer(resolved):
+    """`load_bilm_or_elmo_layer`'s build step, for a `ResolvedModel`."""
     if resolved.format == "keras":
         return model_in_keras_file(resolved.path, BiLM), resolved.description
     return BiLM.from_resolved(resolved), resolved.description

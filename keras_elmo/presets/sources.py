@@ -1,8 +1,18 @@
-"""The one resolver: any model source -> local files and their format.
+"""The one resolver and the one loader: any model source -> a model.
 
-`resolve_model(source)` is what `BiLM.from_preset`, `ElmoLayer.from_preset`,
-`keras_elmo.Embedder.from_preset`, every `keras-elmo` command and the Beam
-handler call to answer "which model?". Accepted, in the order tried:
+`load(source, build, **options)` is the one loader: every entry point that
+makes a model from a source (`BiLM.from_preset`, `BiLM.from_allennlp`,
+`BiLM.from_elmoformanylangs`, `ElmoLayer.from_preset`,
+`keras_elmo.Embedder.from_preset`, `LMSubstitutes.from_preset`, the
+`keras-elmo` commands, the Beam and Spark workers through
+`keras_elmo.embedding.model_spec.load_spec`) calls it. It resolves the
+source once with `resolve_model` and hands the `ResolvedModel` to `build`,
+the caller's step that turns files into its kind of model (a `BiLM`'s
+`from_resolved`, the embedding runner, the language model): one place
+answers "which model?", each kind says how it is built.
+
+`resolve_model(source)` answers "which model?". Accepted, in the order
+tried:
 
 - a pair `(options, weights)` of local paths or URLs;
 - a shipped preset (`elmo_small_en`), offline;
@@ -153,6 +163,25 @@ def resolve_model(source, cache_dir=None, force=False):
             "folder, a .zip archive or a .keras file)."
         )
     _unknown(source, available_presets())
+
+
+def load(source, build, cache_dir=None, force=False, **options):
+    """The one loader: `build(resolve_model(source), **options)`.
+
+    Args:
+        source: anything `resolve_model` accepts (a `ResolvedModel` is
+            used as it is).
+        build: callable `(ResolvedModel, **options) -> model`, the kind
+            of model wanted (e.g. `keras_elmo.BiLM.from_resolved`).
+        cache_dir: str or None. Overrides the download cache folder.
+        force: bool. Download again even when cached.
+        **options: passed to `build`.
+
+    Returns:
+        What `build` returns.
+    """
+    resolved = resolve_model(source, cache_dir=cache_dir, force=force)
+    return build(resolved, **options)
 
 
 def resolve_preset(source, cache_dir=None, force=False):
