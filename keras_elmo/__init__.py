@@ -8,9 +8,55 @@ first use (an attribute of `keras_elmo`, or the command's run), so that
 `keras-elmo --help` answers without importing TensorFlow.
 """
 
+import importlib.abc
+import importlib.util
 import sys
+import warnings
 
 from keras_elmo.version import __version__
+
+# Modules merged into the module of their concept: the old dotted path
+# still imports (the new module itself) and says where it went.
+MOVED_MODULES = {
+    **dict.fromkeys(
+        [
+            "keras_elmo.weights.hdf5_reader",
+            "keras_elmo.weights.hdf5_ports",
+            "keras_elmo.weights.bilm_hdf5",
+            "keras_elmo.weights.hdf5_shapes",
+            "keras_elmo.weights.softmax_hdf5",
+            "keras_elmo.weights.model_files",
+        ],
+        "keras_elmo.weights.hdf5",
+    ),
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a path of `MOVED_MODULES` as its new module, warning."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in MOVED_MODULES:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return None  # a placeholder; `exec_module` swaps in the new module
+
+    def exec_module(self, module):
+        new = MOVED_MODULES[module.__name__]
+        warnings.warn(
+            f"{module.__name__} is deprecated: import {new}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # The import system returns what `sys.modules` holds for the name
+        # once this returns: the new module itself, not a copy.
+        sys.modules[module.__name__] = importlib.import_module(new)
+
+
+if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModuleFinder())
 
 __all__ = [
     "__version__",

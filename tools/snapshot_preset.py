@@ -33,8 +33,8 @@ def main(argv=None):
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
     from keras_elmo.utils.atomic import atomic_path
-    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-    from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+    from keras_elmo.weights.hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.hdf5 import save_softmax_hdf5
 
     with open(args.train_command_config) as f:
         config = TrainingConfig(**json.load(f))

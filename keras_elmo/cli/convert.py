@@ -122,7 +122,7 @@ def run(args):
     from keras_elmo.cli._convert_tf import load_tf_source
     from keras_elmo.models.model_folder import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
-    from keras_elmo.weights.hdf5_reader import check_keras_archive
+    from keras_elmo.weights.hdf5 import check_keras_archive
 
     _check_outputs_not_inputs(args)
     bilm, extras = load_tf_source(args)

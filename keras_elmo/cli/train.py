@@ -140,7 +140,7 @@ def _check_out(out, force, backend="tensorflow"):
     import glob
     import os
 
-    from keras_elmo.weights import model_files
+    from keras_elmo.weights import hdf5 as model_files
 
     if force or not os.path.isdir(out):
         return

@@ -18,10 +18,10 @@ from keras_elmo.config import BiLMConfig
 from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.presets.model_formats import ResolvedModel
-from keras_elmo.weights.bilm_hdf5 import check_weights_fit
-from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
-from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-from keras_elmo.weights.hdf5_reader import check_keras_archive
+from keras_elmo.weights.hdf5 import check_keras_archive
+from keras_elmo.weights.hdf5 import check_weights_fit
+from keras_elmo.weights.hdf5 import load_bilm_hdf5
+from keras_elmo.weights.hdf5 import save_bilm_hdf5
 
 
 def model_in_keras_file(path, bilm_cls):

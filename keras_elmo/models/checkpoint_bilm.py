@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 
 from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
-from keras_elmo.weights.hdf5_shapes import expected_weight_shapes
+from keras_elmo.weights.hdf5 import expected_weight_shapes
 from keras_elmo.weights.tfhub_checkpoint import MIX_WEIGHTS
 from keras_elmo.weights.tfhub_checkpoint import read_tfhub_module
 

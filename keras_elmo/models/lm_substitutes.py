@@ -20,7 +20,7 @@ from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
 from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.utils.validation import check_path_like
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 LM_FILES = ("options", "weights", "softmax", "vocabulary")
 

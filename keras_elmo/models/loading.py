@@ -12,7 +12,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm_language_model import BiLMLanguageModel
 from keras_elmo.models.bilm_loaders import model_in_keras_file
 from keras_elmo.presets import sources as model_sources
-from keras_elmo.weights.softmax_hdf5 import load_softmax_hdf5
+from keras_elmo.weights.hdf5 import load_softmax_hdf5
 
 
 def load_language_model(source, dtype=None):

@@ -12,7 +12,7 @@ and renamed into place, so `out` is never half-written.
 import os
 
 from keras_elmo.utils.atomic import atomic_directory
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 
 def write_model_folder(bilm, out, overwrite=False):

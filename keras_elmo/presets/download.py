@@ -37,7 +37,7 @@ from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.cache_integrity import CACHE_ENV  # noqa: F401 (API)
 from keras_elmo.presets.cache_integrity import cache_root
 from keras_elmo.presets.cache_integrity import sha256_of  # noqa: F401 (API)
-from keras_elmo.weights.hdf5_shapes import verify_weights_file
+from keras_elmo.weights.hdf5 import verify_weights_file
 
 logger = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ from keras_elmo.training.steps import make_tf_step
 from keras_elmo.training.validation_rules import ValidationRules
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.text import char_vocab
-from keras_elmo.weights.hdf5_shapes import expected_weight_shapes
+from keras_elmo.weights.hdf5 import expected_weight_shapes
 
 logger = logging.getLogger(__name__)
 

@@ -133,8 +133,8 @@ def writers(workdir, bilm, lm, vocab):
     from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.utils.atomic import save_keras_atomically
-    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-    from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+    from keras_elmo.weights.hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.hdf5 import save_softmax_hdf5
 
     def path(name):
         return os.path.join(workdir, NAMES[name])
