@@ -29,6 +29,31 @@ MOVED_MODULES = {
         ],
         "keras_elmo.weights.hdf5",
     ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_inputs",
+            "keras_elmo.models.bilm_outputs",
+            "keras_elmo.models.bilm_state",
+        ],
+        "keras_elmo.models.bilm",
+    ),
+    "keras_elmo.models.bilm_lexicon": "keras_elmo.models.token_encoder",
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_loaders",
+            "keras_elmo.models.checkpoint_bilm",
+            "keras_elmo.models.model_folder",
+        ],
+        "keras_elmo.models.bilm_io",
+    ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_language_model",
+            "keras_elmo.models.lm_substitutes",
+            "keras_elmo.models.loading",
+        ],
+        "keras_elmo.models.language_model",
+    ),
 }
 
 
@@ -82,8 +107,8 @@ def _load_api():
     from keras_elmo.export.portable import export_portable
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.models.bilm import BiLM
-    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
     from keras_elmo.models.elmo_layer import ElmoLayer
+    from keras_elmo.models.language_model import BiLMLanguageModel
     from keras_elmo.text.batch_to_ids import batch_to_ids
 
     globals().update(

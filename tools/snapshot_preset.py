@@ -65,7 +65,7 @@ def main(argv=None):
     }
     if args.evaluate:
         # Score the float16-rounded weights that actually ship.
-        from keras_elmo.models.loading import load_language_model
+        from keras_elmo.models.language_model import load_language_model
 
         model, vocabulary = load_language_model(out)
         summary.update(evaluate_model(model, vocabulary, args.evaluate))

@@ -38,7 +38,7 @@ class Extras:
 def load_tf_source(args):
     """`(BiLM or None, Extras)` for --from-tfhub / --from-bilm-tf-checkpoint."""
     import keras_elmo
-    from keras_elmo.models import checkpoint_bilm
+    from keras_elmo.models import bilm_io as checkpoint_bilm
     from keras_elmo.weights import tfhub_checkpoint
 
     tfhub = getattr(args, "from_tfhub", None)

@@ -120,7 +120,7 @@ def run(args):
 
     import keras_elmo
     from keras_elmo.cli._convert_tf import load_tf_source
-    from keras_elmo.models.model_folder import write_model_folder
+    from keras_elmo.models.bilm_io import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.hdf5 import check_keras_archive
 

@@ -66,7 +66,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from keras_elmo.models.loading import load_language_model
+    from keras_elmo.models.language_model import load_language_model
     from keras_elmo.training.evaluate import evaluate_model
     from keras_elmo.utils.validation import check_positive_int
 

@@ -15,8 +15,8 @@ from keras_elmo.embedding.run_identity import bilm_identity
 from keras_elmo.embedding.run_identity import saved_model_identity
 from keras_elmo.export import signatures as sig
 from keras_elmo.export.saved_model_check import check_saved_model
+from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
-from keras_elmo.models.loading import bilm_or_elmo_layer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 
 logger = logging.getLogger(__name__)
@@ -183,5 +183,5 @@ def runner_for(resolved, vocabulary=None, trust_saved_model=False):
                 f"not apply to the {resolved.description}."
             )
         return SavedModelEmbedder(resolved.path, trust_saved_model)
-    model, _ = bilm_or_elmo_layer(resolved)
+    model = BiLM.model_from_resolved(resolved)
     return BiLMEmbedder(model, vocabulary=vocabulary)

@@ -41,7 +41,7 @@ import tensorflow as tf
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
 from keras_elmo.training import run_record
 from keras_elmo.training.distributed_data import distributed_lm_dataset

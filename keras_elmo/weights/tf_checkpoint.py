@@ -6,7 +6,7 @@ its variables, this module reads them with TensorFlow 2
 (`tf.train.load_checkpoint`, no graph, no session), renames the LSTM
 variables to the `dump_weights` names, infers the options from the shapes
 and checks every shape. Building the biLM from the arrays is
-`keras_elmo.models.checkpoint_bilm`'s.
+`keras_elmo.models.bilm_io`'s.
 
 LSTM renames (after the format's scope prefix is removed), the ones
 bilm-tf's `dump_weights` applies, for every TF 1.x spelling:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.models.model_folder import write_model_folder
+from keras_elmo.models.bilm_io import write_model_folder
 from tests import efml_reference as ref
 
 CASES = [(m, layout) for m in ref.MODELS for layout in ref.LAYOUTS]

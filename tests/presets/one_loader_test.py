@@ -16,8 +16,8 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.embedding.model_spec import load_spec
-from keras_elmo.models.loading import load_bilm_or_elmo_layer
-from keras_elmo.models.loading import load_language_model
+from keras_elmo.models.language_model import load_bilm_or_elmo_layer
+from keras_elmo.models.language_model import load_language_model
 from keras_elmo.presets import PRESETS_DIR
 from keras_elmo.presets import sources
 from keras_elmo.presets.model_formats import ResolvedModel

@@ -8,7 +8,7 @@ import numpy as np
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.language_model import BiLMLanguageModel
 from keras_elmo.training.init_from import load_init_from
 from keras_elmo.training.init_from import resolve_model_config
 from keras_elmo.weights import hdf5 as model_files

@@ -1,27 +1,106 @@
 """`BiLMLoaders`: every way to build a `BiLM` from files, and to write one.
 
-The classmethods `BiLM` inherits: `from_preset` (any source, through
-`keras_elmo.presets.sources.resolve_model`, the one resolver) and
-`from_resolved`, which dispatch on the resolved format to
-`from_allennlp` (options.json + weights HDF5), `from_elmoformanylangs`,
-`from_tfhub` (`checkpoint_bilm.py`) or a `.keras` file
-(`model_in_keras_file`, shared with `loading.py`); `save_allennlp`
-writes the files `from_allennlp` reads. The model itself (layers, call,
+The classmethods `BiLM` inherits: `from_preset`, `from_allennlp` and
+`from_elmoformanylangs` go through `keras_elmo.presets.sources.load` (the
+one loader over the one resolver) to `from_resolved`, which builds from
+the resolved format: options.json + weights HDF5
+(`keras_elmo.weights.hdf5`), an ELMoForManyLangs folder, or a `.keras`
+file (`model_in_keras_file`); `model_from_resolved` keeps a `.keras`
+file's `ElmoLayer` (its learned mix). `from_tfhub` and
+`bilm_from_bilm_tf_checkpoint` read TF1 checkpoints into HDF5-layout
+arrays and load them through the same HDF5 loader (a temporary file), so
+every shape check and port hook applies to them too. `save_allennlp`
+writes the files `from_allennlp` reads; `write_model_folder` writes them
+as a model folder (plus the lexicons `options.json` names), into a
+temporary folder renamed into place. The model itself (layers, call,
 state) is `bilm.py`'s.
 """
 
 import functools
+import os
+import tempfile
 
+import h5py
 import keras
+import numpy as np
 
 from keras_elmo.config import BiLMConfig
-from keras_elmo.models.checkpoint_bilm import bilm_from_tfhub
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.presets.model_formats import ResolvedModel
+from keras_elmo.utils.atomic import atomic_directory
+from keras_elmo.weights import hdf5 as model_files
+from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
 from keras_elmo.weights.hdf5 import check_keras_archive
 from keras_elmo.weights.hdf5 import check_weights_fit
+from keras_elmo.weights.hdf5 import expected_weight_shapes
 from keras_elmo.weights.hdf5 import load_bilm_hdf5
 from keras_elmo.weights.hdf5 import save_bilm_hdf5
+from keras_elmo.weights.tfhub_checkpoint import MIX_WEIGHTS
+from keras_elmo.weights.tfhub_checkpoint import read_tfhub_module
+
+
+def bilm_from_arrays(cls, arrays, config, **kwargs):
+    """Builds `cls(config)` and loads HDF5-layout `arrays` through the
+    HDF5 loader (a temporary file), so the same checks and hooks apply."""
+    with tempfile.TemporaryDirectory(prefix="keras_elmo_convert_") as tmp:
+        path = os.path.join(tmp, "weights.hdf5")
+        with h5py.File(path, "w") as f:
+            for name in expected_weight_shapes(config):
+                f.create_dataset(name, data=arrays[name].astype(np.float32))
+        return cls.from_allennlp(config.to_options_dict(), path, **kwargs)
+
+
+def bilm_from_tfhub(cls, path, options=None, return_mix=False, **kwargs):
+    """`BiLM.from_tfhub`: the module's biLM, and with `return_mix` its
+    learned mix `{"scalar_parameters", "gamma"}` (`aggregation/weights`,
+    `aggregation/scaling`), which `ElmoLayer.from_tfhub` starts every
+    `ScalarMix` from (trainable, as with `hub.Module(...,
+    trainable=True)`), so that with `dropout=0` the layer's output is the
+    module's `elmo` output."""
+    config, arrays, mix = read_tfhub_module(path, options)
+    bilm = bilm_from_arrays(cls, arrays, config, **kwargs)
+    if not return_mix:
+        return bilm
+    if mix is None:
+        raise ValueError(
+            f"TF Hub module {os.fspath(path)!r} has no {MIX_WEIGHTS!r}; use "
+            "BiLM.from_tfhub and a fresh ElmoLayer."
+        )
+    return bilm, mix
+
+
+def bilm_from_bilm_tf_checkpoint(cls, path, options=None, **kwargs):
+    """`(BiLM, softmax arrays or None)` from a bilm-tf checkpoint."""
+    config, arrays, softmax = read_bilm_tf_checkpoint(path, options)
+    return bilm_from_arrays(cls, arrays, config, **kwargs), softmax
+
+
+def write_model_folder(bilm, out, overwrite=False):
+    """Writes `bilm` to the folder `out`; returns `out`.
+
+    Args:
+        bilm: a `keras_elmo.BiLM`.
+        out: str, the folder to write.
+        overwrite: bool. Replace an existing non-empty `out`.
+
+    Raises:
+        FileExistsError: `out` exists, is not empty, and `overwrite` is
+            False (or it is a file).
+    """
+    out = os.fspath(out)
+    if os.path.isfile(out):
+        raise FileExistsError(f"Output {out!r} is a file, not a folder.")
+    if os.path.isdir(out) and os.listdir(out) and not overwrite:
+        raise FileExistsError(
+            f"Output folder {out!r} exists and is not empty; pass "
+            "`overwrite=True` to replace it."
+        )
+    with atomic_directory(out) as tmp:
+        bilm.save_allennlp(
+            os.path.join(tmp, model_files.OPTIONS),
+            os.path.join(tmp, model_files.WEIGHTS),
+        )
+    return out
 
 
 def model_in_keras_file(path, bilm_cls):
@@ -188,6 +267,15 @@ class BiLMLoaders:
         )
 
     @classmethod
+    def model_from_resolved(cls, resolved):
+        """The model a resolved source holds, for exports and embedding:
+        the `ElmoLayer` of a `.keras` file holding exactly one (so its
+        learned mix is kept), else `cls.from_resolved(resolved)`."""
+        if resolved.format == "keras":
+            return model_in_keras_file(resolved.path, cls)
+        return cls.from_resolved(resolved)
+
+    @classmethod
     def from_tfhub(cls, module_dir, options=None, return_mix=False, **kwargs):
         """Builds a biLM from a TF Hub `elmo/3` module (TF1 Hub format).
 
@@ -202,7 +290,7 @@ class BiLMLoaders:
                 from the variable shapes (clips, skip connections,
                 activation are not stored in the checkpoint).
             return_mix: bool. Also return the module's learned mix (see
-                `keras_elmo.models.checkpoint_bilm.bilm_from_tfhub`).
+                `keras_elmo.models.bilm_io.bilm_from_tfhub`).
             **kwargs: passed to the constructor (e.g. `dtype`).
         """
         return bilm_from_tfhub(
