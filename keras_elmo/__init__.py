@@ -20,6 +20,14 @@ from keras_elmo.version import __version__
 MOVED_MODULES = {
     **dict.fromkeys(
         [
+            "keras_elmo.config.options_json",
+            "keras_elmo.config.options_lexicons",
+            "keras_elmo.config.options_rules",
+        ],
+        "keras_elmo.config.options",
+    ),
+    **dict.fromkeys(
+        [
             "keras_elmo.weights.hdf5_reader",
             "keras_elmo.weights.hdf5_ports",
             "keras_elmo.weights.bilm_hdf5",

@@ -86,7 +86,7 @@ import zipfile
 import h5py
 import numpy as np
 
-from keras_elmo.config import options_rules
+from keras_elmo.config import options
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.atomic import atomic_path
 from keras_elmo.utils.write_faults import ensure_room
@@ -567,7 +567,7 @@ def check_weights_fit(path, config):
     fields = {
         f.name: getattr(config, f.name) for f in dataclasses.fields(config)
     }
-    count = options_rules.parameter_count(fields)
+    count = options.parameter_count(fields)
     check_claimed_values(path, count, WEIGHTS_FILE)
 
 

@@ -81,7 +81,7 @@ def _install_hooks():
 
     tf.saved_model.save = saved_model_save
 
-    from keras_elmo.config import options_json
+    from keras_elmo.config import options as options_json
     from keras_elmo.data import vocabulary
     from keras_elmo.utils import atomic
 
