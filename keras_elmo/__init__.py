@@ -18,6 +18,8 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.presets.model_formats": "keras_elmo.presets.sources",
+    "keras_elmo.utils.serving_layout": "keras_elmo.presets.sources",
     **dict.fromkeys(
         [
             "keras_elmo.config.options_json",

@@ -178,8 +178,8 @@ def _local_model(source):
     of a local archive, or None (a source that would be downloaded)."""
     from keras_elmo.presets import archives
     from keras_elmo.presets import available_presets
-    from keras_elmo.presets.model_formats import allennlp_files
-    from keras_elmo.presets.model_formats import detect_model
+    from keras_elmo.presets.sources import allennlp_files
+    from keras_elmo.presets.sources import detect_model
     from keras_elmo.presets.sources import resolve_model
 
     if isinstance(source, (list, tuple)):

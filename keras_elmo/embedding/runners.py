@@ -171,7 +171,7 @@ class SavedModelEmbedder:
 
 
 def runner_for(resolved, vocabulary=None, trust_saved_model=False):
-    """The runner of a `keras_elmo.presets.model_formats.ResolvedModel`: a
+    """The runner of a `keras_elmo.presets.sources.ResolvedModel`: a
     `SavedModelEmbedder` for a SavedModel (refused, unless
     `trust_saved_model`, when it holds ops keras_elmo's export never
     writes), else a `BiLMEmbedder` over the model's `BiLM` (or a `.keras`

@@ -11,9 +11,9 @@ import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
 from keras_elmo.export.elmo_module import build_module
+from keras_elmo.presets.sources import is_saved_model
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.utils.atomic import atomic_write
-from keras_elmo.utils.serving_layout import is_saved_model
 
 
 def export_saved_model(

@@ -26,7 +26,7 @@ import numpy as np
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.presets import sources as model_sources
-from keras_elmo.presets.model_formats import ResolvedModel
+from keras_elmo.presets.sources import ResolvedModel
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.weights import hdf5 as model_files
 from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
@@ -221,7 +221,7 @@ class BiLMLoaders:
         """Builds the biLM of a resolved source.
 
         Args:
-            resolved: a `keras_elmo.presets.model_formats.ResolvedModel`,
+            resolved: a `keras_elmo.presets.sources.ResolvedModel`,
                 what `resolve_model` returned.
             load_weights: bool. See `from_preset`.
             **kwargs: constructor arguments (`stateful`, `dtype`,

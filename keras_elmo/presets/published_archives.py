@@ -69,7 +69,7 @@ class PublishedArchive:
         path: str. The archive's path under the host.
         language: str. The language, in English.
         format: str. What the archive holds (`"elmoformanylangs"`,
-            `"allennlp"`), as `keras_elmo.presets.model_formats` names it.
+            `"allennlp"`), as `keras_elmo.presets.sources` names it.
             The archive type (ZIP or tar) follows from `path`'s ending.
         source: str. Who trained and published it.
         training_data: str. The corpus, as its publisher describes it.

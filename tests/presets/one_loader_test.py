@@ -20,7 +20,7 @@ from keras_elmo.models.language_model import load_bilm_or_elmo_layer
 from keras_elmo.models.language_model import load_language_model
 from keras_elmo.presets import PRESETS_DIR
 from keras_elmo.presets import sources
-from keras_elmo.presets.model_formats import ResolvedModel
+from keras_elmo.presets.sources import ResolvedModel
 
 EFML = os.path.join(
     os.path.dirname(os.path.dirname(__file__)),
