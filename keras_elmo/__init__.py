@@ -18,6 +18,17 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.layers.highway": "keras_elmo.layers.char_cnn_embedding",
+    **dict.fromkeys(
+        [
+            "keras_elmo.layers.character_ids",
+            "keras_elmo.layers.lexicon_lookup",
+            "keras_elmo.layers.unicode_character_ids",
+            "keras_elmo.layers.word_ids",
+        ],
+        "keras_elmo.layers.token_ids",
+    ),
+    "keras_elmo.layers.next_token_states": "keras_elmo.layers.lm_softmax",
     "keras_elmo.presets.model_formats": "keras_elmo.presets.sources",
     "keras_elmo.utils.serving_layout": "keras_elmo.presets.sources",
     **dict.fromkeys(

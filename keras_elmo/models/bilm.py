@@ -18,7 +18,7 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import BiLMConfig
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.char_cnn_embedding import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries

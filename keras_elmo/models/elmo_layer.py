@@ -5,8 +5,8 @@ import numpy as np
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.character_ids import numpy_char_ids
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.token_ids import numpy_char_ids
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache

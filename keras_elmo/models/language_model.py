@@ -20,7 +20,7 @@ from keras import ops
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.layers.lm_softmax import LMSoftmax
-from keras_elmo.layers.next_token_states import NextTokenStates
+from keras_elmo.layers.lm_softmax import NextTokenStates
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.unique_tokens import GatherUniqueTokens

@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.corpus import iter_sentences
-from keras_elmo.layers.next_token_states import NextTokenStates
+from keras_elmo.layers.lm_softmax import NextTokenStates
 from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.text.batch_to_ids import batch_to_ids
