@@ -33,10 +33,10 @@ import os
 import keras
 
 from keras_elmo.config import BiLMConfig
+from keras_elmo.embedding.embedder import BiLMEmbedder
+from keras_elmo.embedding.embedder import runner_for
 from keras_elmo.embedding.run_identity import saved_model_identity
 from keras_elmo.embedding.run_identity import vocabulary_digest
-from keras_elmo.embedding.runners import BiLMEmbedder
-from keras_elmo.embedding.runners import runner_for
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.presets import DEFAULT_PRESET
 from keras_elmo.presets import sources as model_sources

@@ -129,8 +129,8 @@ def _models():
 
 def writers(workdir, bilm, lm, vocab):
     """`{name: (hook kind, stop at call, write())}` for every writer."""
+    from keras_elmo.embedding.embedder import BiLMEmbedder
     from keras_elmo.embedding.hdf5_output import embed_file
-    from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.utils.atomic import save_keras_atomically
     from keras_elmo.weights.hdf5 import save_bilm_hdf5

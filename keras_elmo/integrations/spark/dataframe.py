@@ -2,7 +2,7 @@
 
 import functools
 
-from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.batching import check_layers
 from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.integrations.spark.arrow_batches import DTYPES
 from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
