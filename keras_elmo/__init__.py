@@ -18,6 +18,7 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.utils.validation": "keras_elmo.utils",
     "keras_elmo.embedding.embed_lines": "keras_elmo.embedding.batching",
     "keras_elmo.embedding.runners": "keras_elmo.embedding.embedder",
     "keras_elmo.layers.highway": "keras_elmo.layers.char_cnn_embedding",

@@ -77,7 +77,7 @@ def run(args):
     from keras_elmo.export import signatures
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.presets.sources import version_dir
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_positive_int
 
     check_model_flags(args)
     if getattr(args, "format", "savedmodel") != "savedmodel":

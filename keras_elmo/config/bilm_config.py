@@ -8,7 +8,7 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import options as options_json
 from keras_elmo.text import char_vocab
 from keras_elmo.text import unicode_lexicon
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 _ORIGINAL_FILTERS = (
     (1, 32),

@@ -55,7 +55,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.presets import sources as model_sources
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import check_int_at_least
 from keras_elmo.utils import initializer_configs
-from keras_elmo.utils.validation import check_int_at_least
 
 
 @keras_elmo_export("keras_elmo.layers.NextTokenStates")

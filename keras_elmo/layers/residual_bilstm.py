@@ -9,10 +9,10 @@ from keras_elmo.ops.bilstm_layouts import PackedLayout
 from keras_elmo.ops.bilstm_layouts import PaddedLayout
 from keras_elmo.ops.lstm_recurrence import lstm_recurrence
 from keras_elmo.ops.lstm_recurrence import neutral_lstm_recurrence
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
 from keras_elmo.utils.backend import is_tensorflow
-from keras_elmo.utils.validation import check_positive_int
 
 
 @keras_elmo_export("keras_elmo.layers.ResidualBiLSTM")

@@ -10,8 +10,8 @@ from keras_elmo.layers.token_ids import numpy_char_ids
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils.backend import is_tensorflow
-from keras_elmo.utils.validation import check_positive_int
 
 
 @keras_elmo_export(["keras_elmo.ElmoLayer", "keras_elmo.layers.ElmoLayer"])

@@ -22,7 +22,7 @@ import os
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.text import char_vocab
-from keras_elmo.utils.validation import check_instance
+from keras_elmo.utils import check_instance
 
 ALLENNLP_HOSTS = (
     "https://allennlp.s3.amazonaws.com/models/elmo/",

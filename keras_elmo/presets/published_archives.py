@@ -47,7 +47,7 @@ import dataclasses
 import os
 
 from keras_elmo.presets.published import MIRROR_ENV
-from keras_elmo.utils.validation import check_instance
+from keras_elmo.utils import check_instance
 
 NLPL_HOST = "http://vectors.nlpl.eu/"
 CLARIN_SI_HOST = "https://www.clarin.si/repository/xmlui/bitstream/handle/"

@@ -80,8 +80,8 @@ from keras_elmo.presets import archives
 from keras_elmo.presets import download
 from keras_elmo.presets import published
 from keras_elmo.presets import published_archives
-from keras_elmo.utils.validation import check_path_like
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_path_like
+from keras_elmo.utils import check_positive_int
 
 SAVED_MODEL_FILE = "saved_model.pb"
 
@@ -233,6 +233,30 @@ def _no_format_message(path):
 
 URL_SCHEMES = ("http://", "https://", "file://")
 
+PRESETS_DIR = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_PRESET = "elmo_small_en"  # what every entry point loads by default
+
+
+def available_presets():
+    """Names of the shipped presets (folders with options and weights)."""
+    return sorted(
+        name
+        for name in os.listdir(PRESETS_DIR)
+        if os.path.exists(os.path.join(PRESETS_DIR, name, "weights.hdf5"))
+    )
+
+
+def preset_dir(name):
+    """The folder of preset `name`; a clear error naming the choices."""
+    path = os.path.join(PRESETS_DIR, str(name))
+    if not os.path.exists(os.path.join(path, "weights.hdf5")):
+        raise ValueError(
+            "Received an invalid value for argument `name`, expected one of "
+            f"the shipped presets {available_presets()}, got {name!r}. "
+            "(Architectures alone: keras_elmo.BiLMConfig.from_architecture.)"
+        )
+    return path
+
 
 def resolve_model(source, cache_dir=None, force=False):
     """The `ResolvedModel` (format, local files, description) of `source`.
@@ -253,9 +277,6 @@ def resolve_model(source, cache_dir=None, force=False):
         keras_elmo.presets.download.PresetDownloadError: a failed download.
         keras_elmo.presets.archives.UnsafeArchiveError: a refused `.zip`.
     """
-    from keras_elmo.presets import available_presets
-    from keras_elmo.presets import preset_dir
-
     if isinstance(source, ResolvedModel):
         return source
     if isinstance(source, (list, tuple)):

@@ -11,7 +11,7 @@ from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
 from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.text.batch_to_ids import batch_to_ids
 from keras_elmo.training.fused_loss import direction_loss_sum
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 
 def stream_perplexity(model, vocabulary, data, rows=16, max_tokens=100):

@@ -72,10 +72,10 @@ from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
 from keras_elmo.embedding.model_spec import check_spec
 from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.embedding.model_spec import source_of
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils.thread_pools import available_cores
 from keras_elmo.utils.thread_pools import size_tensorflow_threads
 from keras_elmo.utils.thread_pools import threads_per_worker
-from keras_elmo.utils.validation import check_positive_int
 
 # Model calls' worth of sentences per RunInference batch, sorted by length
 # together: the in-process engine's chunk (`CHUNK_BATCHES`), so a bundle

@@ -9,7 +9,7 @@ from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
 from keras_elmo.integrations.spark.arrow_batches import embed_record_batches
 from keras_elmo.integrations.spark.worker_model import cached_embedder
 from keras_elmo.integrations.spark.worker_model import spec_of
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 
 def _get(loader, spec):
