@@ -18,6 +18,13 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    **dict.fromkeys(
+        [
+            "keras_elmo.layers.sentence_boundaries",
+            "keras_elmo.layers.unique_tokens",
+        ],
+        "keras_elmo.layers.token_sequence",
+    ),
     "keras_elmo.utils.validation": "keras_elmo.utils",
     "keras_elmo.embedding.embed_lines": "keras_elmo.embedding.batching",
     "keras_elmo.embedding.runners": "keras_elmo.embedding.embedder",

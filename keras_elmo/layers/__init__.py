@@ -11,15 +11,15 @@ from keras_elmo.layers.lm_softmax import LMSoftmax
 from keras_elmo.layers.lm_softmax import NextTokenStates
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
-from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
 from keras_elmo.layers.token_ids import CharacterIds
 from keras_elmo.layers.token_ids import UnicodeCharacterIds
 from keras_elmo.layers.token_ids import WordIds
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import AddWordBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
 
 __all__ = [
     "CharacterIds",

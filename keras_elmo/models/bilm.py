@@ -20,11 +20,11 @@ from keras_elmo.config import BiLMConfig
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
 from keras_elmo.layers.char_cnn_embedding import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
 from keras_elmo.models import token_encoder
 from keras_elmo.models.bilm_io import BiLMLoaders
 from keras_elmo.models.token_encoder import token_encoder_for

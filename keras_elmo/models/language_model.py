@@ -21,10 +21,10 @@ from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.layers.lm_softmax import LMSoftmax
 from keras_elmo.layers.lm_softmax import NextTokenStates
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import load_bilm_or_elmo_layer  # noqa: F401
 from keras_elmo.models.bilm_io import bilm_from_bilm_tf_checkpoint

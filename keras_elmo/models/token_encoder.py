@@ -25,10 +25,10 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
 from keras_elmo.layers.token_ids import CharacterIds
 from keras_elmo.layers.token_ids import UnicodeCharacterIds
 from keras_elmo.layers.token_ids import WordIds
+from keras_elmo.layers.token_sequence import AddWordBoundaries
 from keras_elmo.text import unicode_lexicon
 
 
