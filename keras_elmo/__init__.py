@@ -20,6 +20,14 @@ from keras_elmo.version import __version__
 MOVED_MODULES = {
     **dict.fromkeys(
         [
+            "keras_elmo.weights.tf_checkpoint",
+            "keras_elmo.weights.tfhub_checkpoint",
+            "keras_elmo.weights.bilm_tf_checkpoint",
+        ],
+        "keras_elmo.weights.tf_checkpoints",
+    ),
+    **dict.fromkeys(
+        [
             "keras_elmo.layers.sentence_boundaries",
             "keras_elmo.layers.unique_tokens",
         ],

@@ -17,8 +17,7 @@ folder (options.json + weights.hdf5 + lexicons) that `BiLM.from_preset`
 and every command take. `--from-tfhub` reads a TF1 Hub module
 (google/elmo/3, a folder or its .tar.gz) and `--from-bilm-tf-checkpoint`
 a bilm-tf `model.ckpt-*` (a prefix or its folder) with TensorFlow 2;
-see keras_elmo.weights.tfhub_checkpoint and
-keras_elmo.weights.bilm_tf_checkpoint for the variables read.
+see keras_elmo.weights.tf_checkpoints for the variables read.
 """
 
 import os

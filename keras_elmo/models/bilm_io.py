@@ -29,14 +29,14 @@ from keras_elmo.presets import sources as model_sources
 from keras_elmo.presets.sources import ResolvedModel
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.weights import hdf5 as model_files
-from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
 from keras_elmo.weights.hdf5 import check_keras_archive
 from keras_elmo.weights.hdf5 import check_weights_fit
 from keras_elmo.weights.hdf5 import expected_weight_shapes
 from keras_elmo.weights.hdf5 import load_bilm_hdf5
 from keras_elmo.weights.hdf5 import save_bilm_hdf5
-from keras_elmo.weights.tfhub_checkpoint import MIX_WEIGHTS
-from keras_elmo.weights.tfhub_checkpoint import read_tfhub_module
+from keras_elmo.weights.tf_checkpoints import MIX_WEIGHTS
+from keras_elmo.weights.tf_checkpoints import read_bilm_tf_checkpoint
+from keras_elmo.weights.tf_checkpoints import read_tfhub_module
 
 
 def bilm_from_arrays(cls, arrays, config, **kwargs):
@@ -281,7 +281,7 @@ class BiLMLoaders:
 
         Reads the module's `variables/` checkpoint with TensorFlow 2 (no
         `hub.Module`); `module_dir` may also be a `.tar.gz` of the module.
-        See `keras_elmo.weights.tfhub_checkpoint` for the variables read.
+        See `keras_elmo.weights.tf_checkpoints` for the variables read.
         `ElmoLayer.from_tfhub` also restores the module's learned mix.
 
         Args:

@@ -258,7 +258,7 @@ class LMSubstitutes:
     def from_bilm_tf_checkpoint(cls, path, vocabulary, options=None):
         """From a bilm-tf training checkpoint (`model.ckpt-*`) and its
         `vocab.txt` (path or `Vocabulary`); `options` as in
-        `keras_elmo.weights.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
+        `keras_elmo.weights.tf_checkpoints.read_bilm_tf_checkpoint`."""
         if not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary.load(os.fspath(vocabulary))
         bilm, softmax = bilm_from_bilm_tf_checkpoint(BiLM, path, options)
