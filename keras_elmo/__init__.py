@@ -18,6 +18,9 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.text.batch_to_ids": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.unicode_lexicon": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.lexicon_ops": "keras_elmo.text.char_ops",
     **dict.fromkeys(
         [
             "keras_elmo.weights.tf_checkpoint",
@@ -148,7 +151,7 @@ def _load_api():
     from keras_elmo.models.bilm import BiLM
     from keras_elmo.models.elmo_layer import ElmoLayer
     from keras_elmo.models.language_model import BiLMLanguageModel
-    from keras_elmo.text.batch_to_ids import batch_to_ids
+    from keras_elmo.text.char_vocab import batch_to_ids
 
     globals().update(
         layers=importlib.import_module("keras_elmo.layers"),

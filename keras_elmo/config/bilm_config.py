@@ -7,7 +7,7 @@ import warnings
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import options as options_json
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
+from keras_elmo.text import char_vocab as unicode_lexicon
 from keras_elmo.utils import check_positive_int
 
 _ORIGINAL_FILTERS = (
@@ -48,7 +48,7 @@ class BiLMConfig:
         char_lexicon: None (characters are UTF-8 bytes, bilm-tf) or a
             tuple of `(character, id)` pairs: a Unicode character table
             of its own (ELMoForManyLangs), `n_characters - 1` rows; see
-            `keras_elmo.text.unicode_lexicon`.
+            `keras_elmo.text.char_vocab`.
         char_specials: with `char_lexicon`, the ids of `bow`, `eow`,
             `oov`, `pad`, `bos`, `eos` in that order.
         word_lexicon: None or a tuple of `(word, id)` pairs: a word

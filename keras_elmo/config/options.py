@@ -87,7 +87,7 @@ import math
 import os
 
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
+from keras_elmo.text import char_vocab as unicode_lexicon
 from keras_elmo.utils.atomic import atomic_write
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@
 
 `LexiconLookup` is what the two lexicon layers share: both check
 `(entry, id)` pairs and the ids of their special entries
-(`SPECIAL_NAMES`) with `keras_elmo.text.unicode_lexicon.check_lexicon`,
+(`SPECIAL_NAMES`) with `keras_elmo.text.char_vocab.check_lexicon`,
 look tokens up in one `tf.lookup.StaticHashTable` (`lexicon_table`) that
 a SavedModel tracks (`lookup_tables`), and serialize the same three
 settings.
@@ -19,12 +19,12 @@ import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
-from keras_elmo.text.batch_to_ids import token_to_char_ids
+from keras_elmo.text import char_vocab as unicode_lexicon
+from keras_elmo.text.char_ops import lexicon_table
 from keras_elmo.text.char_ops import tokens_to_char_ids
-from keras_elmo.text.lexicon_ops import lexicon_table
-from keras_elmo.text.lexicon_ops import tokens_to_unicode_char_ids
-from keras_elmo.text.lexicon_ops import tokens_to_word_ids
+from keras_elmo.text.char_ops import tokens_to_unicode_char_ids
+from keras_elmo.text.char_ops import tokens_to_word_ids
+from keras_elmo.text.char_vocab import token_to_char_ids
 from keras_elmo.utils.backend import check_backend
 from keras_elmo.utils.backend import is_tensorflow
 
@@ -215,7 +215,7 @@ class UnicodeCharacterIds(LexiconLookup, CharacterIds):
     Args:
         lexicon: list of `(character, id)` pairs (ids are table rows).
         specials: dict or list of the ids of `bow`, `eow`, `oov`, `pad`,
-            `bos`, `eos` (`keras_elmo.text.unicode_lexicon.CHAR_SPECIALS`).
+            `bos`, `eos` (`keras_elmo.text.char_vocab.CHAR_SPECIALS`).
         max_characters_per_token: int. Slots per token (50).
         **kwargs: standard `keras.layers.Layer` arguments.
 
@@ -293,7 +293,7 @@ class WordIds(LexiconLookup, keras.layers.Layer):
     Args:
         lexicon: list of `(word, id)` pairs.
         specials: dict or list of the ids of `oov`, `pad`, `bos`, `eos`
-            (`keras_elmo.text.unicode_lexicon.WORD_SPECIALS`).
+            (`keras_elmo.text.char_vocab.WORD_SPECIALS`).
         max_characters_per_token: int. The truncation is to this minus 2.
         **kwargs: standard `keras.layers.Layer` arguments.
 

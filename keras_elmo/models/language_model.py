@@ -32,7 +32,7 @@ from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.text.char_vocab import batch_to_ids
 from keras_elmo.utils import check_instance
 from keras_elmo.utils import check_path_like
 from keras_elmo.weights import hdf5 as model_files

@@ -29,7 +29,7 @@ from keras_elmo.layers.token_ids import CharacterIds
 from keras_elmo.layers.token_ids import UnicodeCharacterIds
 from keras_elmo.layers.token_ids import WordIds
 from keras_elmo.layers.token_sequence import AddWordBoundaries
-from keras_elmo.text import unicode_lexicon
+from keras_elmo.text import char_vocab as unicode_lexicon
 
 
 def token_encoder_for(config):

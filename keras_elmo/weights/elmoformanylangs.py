@@ -63,7 +63,7 @@ import json
 import os
 
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
+from keras_elmo.text import char_vocab as unicode_lexicon
 from keras_elmo.weights import elmoformanylangs_configs
 from keras_elmo.weights.torch_pickle import read_state_dict
 
