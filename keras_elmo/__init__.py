@@ -18,6 +18,7 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.export.saved_model_check": "keras_elmo.export.saved_model",
     "keras_elmo.text.batch_to_ids": "keras_elmo.text.char_vocab",
     "keras_elmo.text.unicode_lexicon": "keras_elmo.text.char_vocab",
     "keras_elmo.text.lexicon_ops": "keras_elmo.text.char_ops",

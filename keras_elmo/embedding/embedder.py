@@ -50,7 +50,7 @@ from keras_elmo.embedding.batching import select_layers
 from keras_elmo.embedding.run_identity import bilm_identity
 from keras_elmo.embedding.run_identity import saved_model_identity
 from keras_elmo.export import signatures as sig
-from keras_elmo.export.saved_model_check import check_saved_model
+from keras_elmo.export.saved_model import check_saved_model
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
@@ -144,7 +144,7 @@ class SavedModelEmbedder:
     back truncated to it, as the SavedModel documents.
 
     Its ops are checked before it is loaded
-    (`keras_elmo.export.saved_model_check`): one that `export_saved_model`
+    (`keras_elmo.export.saved_model`): one that `export_saved_model`
     would not write is refused unless `trust_saved_model=True`.
 
     Args:
@@ -310,7 +310,7 @@ class Embedder:
             trust_saved_model: bool. A SavedModel `source` whose ops are
                 not those of keras_elmo's export (it could read or write
                 files when called) is refused unless this is True
-                (`keras_elmo.export.saved_model_check`).
+                (`keras_elmo.export.saved_model`).
         """
         check_positive_int("batch_size", batch_size)
         if warmup is not None:

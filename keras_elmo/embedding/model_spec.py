@@ -16,7 +16,7 @@ same vectors:
   choice for plumbing tests, never a fallback;
 - `vocab`: a vocabulary whose token embeddings are cached;
 - `trust_saved_model`: load a SavedModel `model` whose ops are not those
-  of keras_elmo's export (`keras_elmo.export.saved_model_check`).
+  of keras_elmo's export (`keras_elmo.export.saved_model`).
 
 `model_files_identity(spec)` identifies the model a spec names from its
 files alone, for a process that must not load it (a Beam launcher, a
