@@ -18,6 +18,9 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.ops.lstm_recurrence": "keras_elmo.ops.recurrences",
+    "keras_elmo.ops.packed_recurrence": "keras_elmo.ops.recurrences",
+    "keras_elmo.ops.distinct_input_products": "keras_elmo.ops.bilstm_layouts",
     "keras_elmo.export.saved_model_check": "keras_elmo.export.saved_model",
     "keras_elmo.text.batch_to_ids": "keras_elmo.text.char_vocab",
     "keras_elmo.text.unicode_lexicon": "keras_elmo.text.char_vocab",

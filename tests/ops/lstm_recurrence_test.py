@@ -6,7 +6,7 @@ from keras import ops
 
 from keras_elmo.layers import residual_bilstm
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.ops.lstm_recurrence import lstm_recurrence
+from keras_elmo.ops.recurrences import lstm_recurrence
 from keras_elmo.testing.test_case import TestCase
 from tests.cpu_rounding import on_cpu
 
