@@ -18,6 +18,8 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.presets.archive_digest": "keras_elmo.presets.archives",
+    "keras_elmo.presets.published_archives": "keras_elmo.presets.published",
     "keras_elmo.ops.lstm_recurrence": "keras_elmo.ops.recurrences",
     "keras_elmo.ops.packed_recurrence": "keras_elmo.ops.recurrences",
     "keras_elmo.ops.distinct_input_products": "keras_elmo.ops.bilstm_layouts",

@@ -73,7 +73,7 @@ def archive_record_path(archive_path):
 
 def read_archive_record(archive_path):
     """The first-download sha256 recorded for a downloaded archive, or
-    None (`keras_elmo.presets.archive_digest` writes it)."""
+    None (`keras_elmo.presets.archives` writes it)."""
     try:
         with open(archive_record_path(archive_path), encoding="utf-8") as f:
             recorded = json.load(f)
@@ -298,13 +298,13 @@ def _verify_folder(name, path):
 def _verify_archive(name, path):
     """A cached archive against its pin (a published archive's registry
     entry) or its first-download record."""
-    from keras_elmo.presets import published_archives
+    from keras_elmo.presets import published
 
     stem = name
     for suffix in (".zip", ".tar.gz"):
         if name.endswith(suffix):
             stem = name[: -len(suffix)]
-    entry = published_archives.find_archive(stem)
+    entry = published.find_archive(stem)
     pinned = entry.sha256 if entry is not None else None
     expected = pinned.lower() if pinned else read_archive_record(path)
     if expected is None:

@@ -19,10 +19,10 @@ tried:
 - a published name (`keras-elmo presets`), an AllenNLP spelling of one, or
   a deprecated name (warns): downloaded once into the cache;
 - a published archive's name (`efml_zh`, `nlpl_no_norelmo100_218`,
-  `embeddia_sl`, ...: `keras_elmo.presets.published_archives`): downloaded
+  `embeddia_sl`, ...: `keras_elmo.presets.published`): downloaded
   once as `CACHE/<name>.zip` (or `.tar.gz`), its sha256 checked against
   the pin or the first download's record
-  (`keras_elmo.presets.archive_digest`), unpacked;
+  (`keras_elmo.presets.archives`), unpacked;
 - `hf://owner/repo[/folder]`: `options.json` + `weights.hdf5` through
   `huggingface_hub` (the optional extra `keras-elmo[hf]`);
 - an `http(s)://` or `file://` URL of a `.zip` or `.tar.gz` archive
@@ -79,7 +79,6 @@ import tempfile
 from keras_elmo.presets import archives
 from keras_elmo.presets import download
 from keras_elmo.presets import published
-from keras_elmo.presets import published_archives
 from keras_elmo.utils import check_path_like
 from keras_elmo.utils import check_positive_int
 
@@ -302,7 +301,7 @@ def resolve_model(source, cache_dir=None, force=False):
             force=force,
         )
         return detect_model(folder, f"published preset {model.name}")
-    archive = published_archives.find_archive(source)
+    archive = published.find_archive(source)
     if archive is not None:
         urls = archive.urls()
         path = _fetch_archive(
@@ -506,7 +505,7 @@ def _unknown(source, shipped):
     from keras_elmo.config import ARCHITECTURES
 
     names = sorted(shipped) + sorted(published.PUBLISHED_PRESETS)
-    names += sorted(published_archives.PUBLISHED_ARCHIVES)
+    names += sorted(published.PUBLISHED_ARCHIVES)
     if source in ARCHITECTURES:
         twin = published.ARCHITECTURE_TWINS.get(source)
         hint = f" AllenNLP's trained {source!r} is {twin!r}." if twin else ""

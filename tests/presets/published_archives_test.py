@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.presets import archive_digest
 from keras_elmo.presets import archives
+from keras_elmo.presets import archives as archive_digest
 from keras_elmo.presets import download
 from keras_elmo.presets import published_archives as pa
 from keras_elmo.presets.sources import resolve_model
