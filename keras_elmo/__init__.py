@@ -18,6 +18,14 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    **dict.fromkeys(
+        [
+            "keras_elmo.utils.file_modes",
+            "keras_elmo.utils.same_file",
+            "keras_elmo.utils.write_faults",
+        ],
+        "keras_elmo.utils.atomic",
+    ),
     "keras_elmo.presets.archive_digest": "keras_elmo.presets.archives",
     "keras_elmo.presets.published_archives": "keras_elmo.presets.published",
     "keras_elmo.ops.lstm_recurrence": "keras_elmo.ops.recurrences",

@@ -81,8 +81,8 @@ OUTPUTS = ("to_keras", "to_options", "to_weights", "to_mix", "to_softmax")
 def _check_outputs_not_inputs(args):
     """Refuses, even with --force, an output that is (or resolves to) an
     input, an `--out` folder holding one, or two outputs naming one file."""
-    from keras_elmo.utils.same_file import check_not_an_input
-    from keras_elmo.utils.same_file import same_file
+    from keras_elmo.utils.atomic import check_not_an_input
+    from keras_elmo.utils.atomic import same_file
 
     inputs = {_flag(name): getattr(args, name) for name in INPUTS}
     check_not_an_input(args.out, inputs, argument="--out", folder=True)

@@ -137,7 +137,7 @@ def _run_portable(args):
 def _check_not_an_input(args, path, folder=True):
     """Refuses, even with --force, a destination that is (or holds) a
     file or folder the model is read from: it is replaced as a whole."""
-    from keras_elmo.utils.same_file import check_not_an_input
+    from keras_elmo.utils.atomic import check_not_an_input
 
     inputs = {
         flag: getattr(args, flag[2:].replace("-", "_"), None)

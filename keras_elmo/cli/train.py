@@ -213,7 +213,7 @@ def run(args):
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
     from keras_elmo.training.training_config import check_training_backend
-    from keras_elmo.utils.write_faults import interrupted
+    from keras_elmo.utils.atomic import interrupted
 
     config = TrainingConfig(
         **{

@@ -60,10 +60,10 @@ from keras_elmo.embedding.batching import embed_in_length_order
 from keras_elmo.embedding.batching import select_layers
 from keras_elmo.embedding.batching import sentence_text
 from keras_elmo.embedding.batching import sentence_tokens
+from keras_elmo.utils import atomic as write_faults
 from keras_elmo.utils import check_positive_int
-from keras_elmo.utils import write_faults
+from keras_elmo.utils.atomic import check_not_an_input
 from keras_elmo.utils.progress import progress_bar
-from keras_elmo.utils.same_file import check_not_an_input
 
 CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
 PARTIAL_SUFFIX = ".partial"

@@ -79,8 +79,8 @@ from keras_elmo.presets import cache_integrity
 from keras_elmo.presets.download import PresetDownloadError
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
-from keras_elmo.utils import file_modes
-from keras_elmo.utils import write_faults
+from keras_elmo.utils import atomic as file_modes
+from keras_elmo.utils import atomic as write_faults
 from keras_elmo.utils.atomic import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ def unpack_archive(
     Raises:
         UnsafeArchiveError: see the module docstring.
         CorruptArchiveError: a member cannot be read; names it.
-        keras_elmo.utils.write_faults.WriteFailed: the disk is full (or
+        keras_elmo.utils.atomic.WriteFailed: the disk is full (or
             the cache not writable) while unpacking; names the archive,
             the member and the folder.
         keras_elmo.presets.ArchiveDigestError: a downloaded

@@ -89,7 +89,7 @@ import numpy as np
 from keras_elmo.config import options
 from keras_elmo.text import char_vocab
 from keras_elmo.utils.atomic import atomic_path
-from keras_elmo.utils.write_faults import ensure_room
+from keras_elmo.utils.atomic import ensure_room
 
 # Links walked in one file at most. A bilm-tf file with the largest
 # architecture `options_rules` accepts has under 1,000.
