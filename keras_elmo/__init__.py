@@ -18,6 +18,8 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.beam": "keras_elmo.integrations.beam",
+    "keras_elmo.spark": "keras_elmo.integrations.spark",
     **dict.fromkeys(
         [
             "keras_elmo.utils.file_modes",
@@ -137,7 +139,7 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
-    sys.meta_path.append(_MovedModuleFinder())
+    sys.meta_path.insert(0, _MovedModuleFinder())
 
 __all__ = [
     "__version__",
