@@ -18,6 +18,9 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.weights.elmoformanylangs_weights": (
+        "keras_elmo.weights.elmoformanylangs"
+    ),
     "keras_elmo.data.corpus_sniff": "keras_elmo.data.corpus_health",
     "keras_elmo.beam": "keras_elmo.integrations.beam",
     "keras_elmo.spark": "keras_elmo.integrations.spark",

@@ -245,11 +245,10 @@ class BiLMLoaders:
             )
         if resolved.format == "elmoformanylangs":
             from keras_elmo.weights import elmoformanylangs
-            from keras_elmo.weights import elmoformanylangs_weights
 
             model = elmoformanylangs.read_folder(resolved.path)
             bilm = cls(BiLMConfig(**model.config_fields), **kwargs)
-            elmoformanylangs_weights.load_weights(bilm, model)
+            elmoformanylangs.load_weights(bilm, model)
             return bilm
         if resolved.format == "keras":
             if kwargs.get("stateful"):
