@@ -397,11 +397,6 @@ def _member_errors(label, member, folder):
         raise
 
 
-def unpack_zip(path, cache_dir=None, label=None):
-    """`unpack_archive` for a local `.zip` (kept for existing callers)."""
-    return unpack_archive(path, cache_dir, label)
-
-
 def _destination(staging, name):
     destination = os.path.join(staging, *name.split("/"))
     os.makedirs(os.path.dirname(destination), exist_ok=True)

@@ -74,11 +74,6 @@ def current_umask():
     return umask
 
 
-def give_file_mode(path):
-    """chmod `path` to 0666 minus the umask (a plain `open(path, "w")`)."""
-    os.chmod(path, FILE_MODE & ~current_umask())
-
-
 def give_folder_mode(path):
     """chmod `path` to 0777 minus the umask (a plain `os.mkdir(path)`)."""
     os.chmod(path, FOLDER_MODE & ~current_umask())
