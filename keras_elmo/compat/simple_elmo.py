@@ -96,7 +96,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.bilm import output_dict
 from keras_elmo.text.char_vocab import batch_to_ids
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 
 def supports(config):

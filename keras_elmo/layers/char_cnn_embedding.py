@@ -13,11 +13,11 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
+from keras_elmo.utils import check_backend
 from keras_elmo.utils import check_int_at_least
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
-from keras_elmo.utils.backend import check_backend
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 _PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 

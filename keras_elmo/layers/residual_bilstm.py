@@ -12,7 +12,7 @@ from keras_elmo.ops.recurrences import neutral_lstm_recurrence
 from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.ResidualBiLSTM")

@@ -25,8 +25,8 @@ from keras_elmo.text.char_ops import tokens_to_char_ids
 from keras_elmo.text.char_ops import tokens_to_unicode_char_ids
 from keras_elmo.text.char_ops import tokens_to_word_ids
 from keras_elmo.text.char_vocab import token_to_char_ids
-from keras_elmo.utils.backend import check_backend
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import check_backend
+from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.CharacterIds")

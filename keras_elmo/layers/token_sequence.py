@@ -14,7 +14,7 @@ from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 
 def token_mask(char_ids):

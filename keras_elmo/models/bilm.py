@@ -30,7 +30,7 @@ from keras_elmo.models.bilm_io import BiLMLoaders
 from keras_elmo.models.token_encoder import token_encoder_for
 from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
-from keras_elmo.utils.backend import check_backend
+from keras_elmo.utils import check_backend
 
 
 def check_char_ids(char_ids, num_characters=char_vocab.NUM_CHARACTERS):

@@ -11,7 +11,7 @@ from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.utils import check_positive_int
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export(["keras_elmo.ElmoLayer", "keras_elmo.layers.ElmoLayer"])

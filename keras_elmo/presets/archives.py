@@ -285,7 +285,7 @@ def unpack_archive(
         pinned: str or None. The registry's sha256 of a downloaded archive.
         url: str or None. Where a downloaded archive came from. When given
             (or when `pinned` is), the archive's digest is checked first
-            (`keras_elmo.presets.check_download`).
+            (`keras_elmo.presets.archives.check_download`).
         accept_change: bool. Passed on to `check_download` (a URL fetched
             again with `force=True`).
         force: bool. Unpack again even when an unpacked folder exists.
@@ -296,7 +296,7 @@ def unpack_archive(
         keras_elmo.utils.atomic.WriteFailed: the disk is full (or
             the cache not writable) while unpacking; names the archive,
             the member and the folder.
-        keras_elmo.presets.ArchiveDigestError: a downloaded
+        keras_elmo.presets.archives.ArchiveDigestError: a downloaded
             archive's digest differs from its pin or first-download record.
         keras_elmo.presets.cache_integrity.CacheIntegrityError: the
             unpacked folder differs from its record.
