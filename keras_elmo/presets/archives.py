@@ -24,7 +24,7 @@ EMBEDDIA's models on CLARIN.SI are `.tar.gz` files holding one folder,
   (`keras_elmo.presets.archives`);
 - the unpacked folder carries a record of every file (size, mtime,
   sha256), written in the staging folder before the rename, and is
-  checked against it on every load (`keras_elmo.presets.cache_integrity`):
+  checked against it on every load (`keras_elmo.presets.download`):
   a changed, added or missing file refuses the folder; `force=True`
   unpacks it again, as does a folder without a record (an older version's);
 - a member that cannot be read (a corrupt or truncated archive) or
@@ -75,7 +75,7 @@ import tempfile
 import zipfile
 import zlib
 
-from keras_elmo.presets import cache_integrity
+from keras_elmo.presets import download
 from keras_elmo.presets.download import PresetDownloadError
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
@@ -86,9 +86,9 @@ from keras_elmo.utils.atomic import atomic_write
 logger = logging.getLogger(__name__)
 
 # The record's name and reader live with the cache's other records.
-RECORD_SUFFIX = cache_integrity.RECORD_SUFFIX
-record_path = cache_integrity.archive_record_path
-read_record = cache_integrity.read_archive_record
+RECORD_SUFFIX = download.RECORD_SUFFIX
+record_path = download.archive_record_path
+read_record = download.read_archive_record
 
 
 class ArchiveDigestError(PresetDownloadError):
@@ -298,7 +298,7 @@ def unpack_archive(
             the member and the folder.
         keras_elmo.presets.archives.ArchiveDigestError: a downloaded
             archive's digest differs from its pin or first-download record.
-        keras_elmo.presets.cache_integrity.CacheIntegrityError: the
+        keras_elmo.presets.download.CacheIntegrityError: the
             unpacked folder differs from its record.
         ValueError: neither a ZIP nor a tar file.
     """
@@ -320,7 +320,7 @@ def unpack_archive(
             "the next load (or load it with force=True; `keras-elmo "
             "download` takes the same option)."
         )
-        if cache_integrity.check_entry(target, label, refetch):
+        if download.check_entry(target, label, refetch):
             return model_root(target)
         logger.info("%s: %s has no record; unpacking again.", label, target)
     os.makedirs(root, exist_ok=True)
@@ -338,8 +338,8 @@ def unpack_archive(
                 _extract_zip(archive, plan, staging, label, target)
             else:
                 _extract_tar(archive, plan, staging, label, target)
-            with _member_errors(label, cache_integrity.RECORD, target):
-                cache_integrity.write_record(staging)
+            with _member_errors(label, download.RECORD, target):
+                download.write_record(staging)
             _install(staging, target, root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
