@@ -18,6 +18,7 @@ from keras_elmo.version import __version__
 # Modules merged into the module of their concept: the old dotted path
 # still imports (the new module itself) and says where it went.
 MOVED_MODULES = {
+    "keras_elmo.testing.test_case": "keras_elmo.testing",
     "keras_elmo.presets.cache_integrity": "keras_elmo.presets.download",
     "keras_elmo.utils.backend": "keras_elmo.utils",
     "keras_elmo.weights.elmoformanylangs_weights": (

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from keras_elmo.text.char_vocab import batch_to_ids
 
 FILTERS = [(1, 4), (2, 3), (3, 5)]

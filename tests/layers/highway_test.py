@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from keras_elmo.layers.char_cnn_embedding import Highway
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 
 B, T, D = 2, 3, 8
 

@@ -6,7 +6,7 @@ from keras_elmo.layers.token_sequence import AddSentenceBoundaries
 from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
 from keras_elmo.layers.token_sequence import TokenMask
 from keras_elmo.layers.token_sequence import sequence_lengths
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from keras_elmo.text.char_vocab import batch_to_ids
 
 SENTENCES = [["The", "cat", "sat"], ["Hi"], [], ["a", "b"]]

@@ -6,7 +6,7 @@ import numpy as np
 import keras_elmo
 from keras_elmo.layers.token_sequence import GatherUniqueTokens
 from keras_elmo.layers.token_sequence import UniqueTokens
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from keras_elmo.text.char_vocab import batch_to_ids
 
 SENTENCES = [
