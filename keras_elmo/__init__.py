@@ -43,7 +43,8 @@ MOVED_MODULES = {
     "keras_elmo.export.saved_model_check": "keras_elmo.export.saved_model",
     "keras_elmo.text.batch_to_ids": "keras_elmo.text.char_vocab",
     "keras_elmo.text.unicode_lexicon": "keras_elmo.text.char_vocab",
-    "keras_elmo.text.lexicon_ops": "keras_elmo.text.char_ops",
+    "keras_elmo.text.lexicon_ops": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.char_ops": "keras_elmo.text.char_vocab",
     **dict.fromkeys(
         [
             "keras_elmo.weights.tf_checkpoint",

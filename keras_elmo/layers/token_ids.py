@@ -20,11 +20,11 @@ import numpy as np
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.text import char_vocab
 from keras_elmo.text import char_vocab as unicode_lexicon
-from keras_elmo.text.char_ops import lexicon_table
-from keras_elmo.text.char_ops import tokens_to_char_ids
-from keras_elmo.text.char_ops import tokens_to_unicode_char_ids
-from keras_elmo.text.char_ops import tokens_to_word_ids
+from keras_elmo.text.char_vocab import lexicon_table
 from keras_elmo.text.char_vocab import token_to_char_ids
+from keras_elmo.text.char_vocab import tokens_to_char_ids
+from keras_elmo.text.char_vocab import tokens_to_unicode_char_ids
+from keras_elmo.text.char_vocab import tokens_to_word_ids
 from keras_elmo.utils import check_backend
 from keras_elmo.utils import is_tensorflow
 

@@ -1,4 +1,5 @@
-"""The character vocabularies: ELMo's UTF-8 byte ids and Unicode lexicons.
+"""The character vocabularies, ELMo's UTF-8 byte ids and Unicode lexicons,
+in NumPy and as in-graph TensorFlow ops.
 
 ELMo's, identical to AllenNLP and bilm-tf. Raw ids are the UTF-8 bytes
 0..255 of a token plus five specials; every id
@@ -8,11 +9,11 @@ A token occupies `MAX_CHARS_PER_TOKEN` = 50 slots:
 cut is byte-level and may split a multi-byte character, as in AllenNLP).
 `batch_to_ids` applies it to tokenized sentences (NumPy).
 
-Unicode lexicons. The bilm-tf format has no lexicon: a character is a UTF-8 byte
-(`char_vocab`). ELMoForManyLangs models (and any model with a learned
-character or word table) map each *code point* (and each word) to a row
-of their own table. A lexicon here is a tuple of `(token, id)` pairs (the
-table's keys, as the model's files list them) and a tuple of special ids:
+Unicode lexicons. The bilm-tf format has no lexicon: a character is a UTF-8
+byte (`char_vocab`). ELMoForManyLangs models (and any model with a learned
+character or word table) map each *code point* (and each word) to a row of
+their own table. A lexicon here is a tuple of `(token, id)` pairs (the table's
+keys, as the model's files list them) and a tuple of special ids:
 
 - characters, `CHAR_SPECIALS`: `bow` (slot 0 of every token), `eow`
   (after its last character), `oov` (a character not in the lexicon),
@@ -25,12 +26,18 @@ Ids are the table's rows `0..n-1`. In the character ids a `BiLM` takes,
 every id is shifted by +1 (`ID_OFFSET`, as for bytes) so that an all-zero
 row still means "no token"; word ids are not shifted (the token mask comes
 from the characters).
+
+In-graph ops. Pure TensorFlow (`tf.strings`, hash tables), so they run inside
+`tf.function`, `tf.data` and an exported SavedModel with no Python:
+`tokens_to_char_ids` gives ELMo's UTF-8 byte ids, the lexicon ops a
+Unicode lexicon's ids (the same vocabularies and specials as above).
 """
 
 from collections.abc import Mapping
 from collections.abc import Set
 
 import numpy as np
+import tensorflow as tf
 
 from keras_elmo.api_export import keras_elmo_export
 
@@ -257,3 +264,141 @@ def lexicon_token(pairs, token_id):
         if i == token_id:
             found = token
     return found
+
+
+def tokens_to_char_ids(tokens):
+    """Maps string tokens to shifted ELMo character ids, in graph.
+
+    Pure TensorFlow (no Python at run time), so it runs inside `tf.data`,
+    `tf.function` and an exported SavedModel. Bit-identical to
+    `keras_elmo.batch_to_ids` for valid UTF-8 tokens: each token becomes
+    `[BOW, bytes[:48], EOW, PAD, ...] + 1` and the empty string an all-zero
+    row (padding), and the literal `<S>` / `</S>` their boundary ids.
+    Tokens are taken as raw bytes; a Python `str` with lone surrogates
+    cannot reach a `tf.string`, so the "ignore" rule of `batch_to_ids` has
+    nothing to drop here.
+
+    Args:
+        tokens: string tensor of any shape `S`.
+
+    Returns:
+        int32 tensor of shape `S + [50]`.
+    """
+    with tf.name_scope("tokens_to_char_ids"):
+        tokens = tf.convert_to_tensor(tokens, dtype=tf.string)
+        width = MAX_CHARS_PER_TOKEN
+        max_bytes = MAX_TOKEN_BYTES
+        kept = tf.strings.substr(tokens, 0, max_bytes, unit="BYTE")
+        num_bytes = tf.strings.length(kept, unit="BYTE")[..., tf.newaxis]
+        raw = tf.io.decode_raw(kept, tf.uint8, fixed_length=max_bytes)
+        raw = tf.cast(raw, tf.int32)
+        # Slot k holds byte k-1 for 1 <= k <= n, EOW at n+1, PAD after.
+        slots = tf.range(width, dtype=tf.int32)
+        body = tf.pad(raw, [[0, 0]] * (raw.shape.rank - 1) + [[1, 1]])
+        ids = tf.where(slots <= num_bytes, body, PAD_CHAR)
+        ids = tf.where(slots == num_bytes + 1, EOW_CHAR, ids)
+        ids = tf.where(slots == 0, BOW_CHAR, ids)
+        ids = ids + ID_OFFSET
+        for literal, boundary in (
+            (BOS_TOKEN, BOS_TOKEN_IDS),
+            (EOS_TOKEN, EOS_TOKEN_IDS),
+        ):
+            is_literal = tf.equal(tokens, literal)[..., tf.newaxis]
+            ids = tf.where(is_literal, tf.constant(boundary), ids)
+        is_token = tf.strings.length(tokens) > 0
+        return tf.where(is_token[..., tf.newaxis], ids, 0)
+
+
+def lexicon_table(pairs):
+    """A `tf.lookup.StaticHashTable` token -> id (int32), default -1."""
+    keys = tf.constant([token for token, _ in pairs], tf.string)
+    values = tf.constant([i for _, i in pairs], tf.int32)
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(keys, values), default_value=-1
+    )
+
+
+def valid_utf8(tokens):
+    """Tokens with invalid UTF-8 sequences replaced by U+FFFD, so every
+    code point below is well defined (a Python `str` is always valid)."""
+    return tf.strings.unicode_transcode(
+        tokens, "UTF-8", "UTF-8", errors="replace"
+    )
+
+
+def truncate(tokens, width=MAX_CHARS_PER_TOKEN):
+    """The first `width - 2` code points of each token (room for the
+    begin- and end-of-word slots)."""
+    return tf.strings.substr(tokens, 0, width - 2, unit="UTF8_CHAR")
+
+
+def tokens_to_unicode_char_ids(
+    tokens,
+    table,
+    specials,
+    boundary_tokens=(None, None),
+    width=MAX_CHARS_PER_TOKEN,
+):
+    """String tokens -> shifted lexicon char ids, `S + [width]` int32.
+
+    Each non-empty token, cut to its first `width - 2` code points
+    `c_1..c_n`, becomes
+
+        [bow, id(c_1), ..., id(c_n), eow, pad, ...] + 1
+
+    with `id(c) = oov` for a code point not in `table`; a token equal to
+    `boundary_tokens[0]` (`[1]`), the lexicon's `bos` (`eos`) entry, is
+    the boundary token `[bow, bos, eow, pad...] + 1`; `""` is padding, an
+    all-zero row.
+
+    Args:
+        tokens: string tensor of shape `S` (valid UTF-8; invalid bytes
+            become U+FFFD).
+        table: `lexicon_table` of the character lexicon.
+        specials: ids in `CHAR_SPECIALS` order.
+        boundary_tokens: pair of str or None, the literal boundary tokens.
+        width: int, slots per token.
+    """
+    s = specials_dict(specials, CHAR_SPECIALS)
+    shift = ID_OFFSET
+    with tf.name_scope("tokens_to_unicode_char_ids"):
+        tokens = valid_utf8(tf.convert_to_tensor(tokens, dtype=tf.string))
+        chars = tf.strings.unicode_split(truncate(tokens, width), "UTF-8")
+        ids = tf.ragged.map_flat_values(table.lookup, chars)
+        ids = tf.ragged.map_flat_values(
+            lambda v: tf.where(v < 0, s["oov"], v) + shift, ids
+        )
+        shape = tf.concat([tf.shape(tokens), [width - 2]], axis=0)
+        body = ids.to_tensor(default_value=s["pad"] + shift, shape=shape)
+        rank = len(tokens.shape)
+        body = tf.pad(
+            body,
+            [[0, 0]] * rank + [[1, 1]],
+            constant_values=s["pad"] + shift,
+        )
+        count = tf.cast(chars.row_lengths(axis=rank), tf.int32)
+        count = tf.reshape(count, tf.shape(tokens))[..., tf.newaxis]
+        slots = tf.range(width, dtype=tf.int32)
+        body = tf.where(slots == count + 1, s["eow"] + shift, body)
+        body = tf.where(slots == 0, s["bow"] + shift, body)
+        bos, eos = boundary_char_ids(specials, width)
+        for literal, row in zip(boundary_tokens, (bos, eos)):
+            if literal:
+                is_literal = tf.equal(tokens, literal)[..., tf.newaxis]
+                body = tf.where(is_literal, tf.constant(row), body)
+        is_token = tf.strings.length(tokens) > 0
+        return tf.where(is_token[..., tf.newaxis], body, 0)
+
+
+def tokens_to_word_ids(tokens, table, specials, width=MAX_CHARS_PER_TOKEN):
+    """String tokens -> word ids (unshifted), shape `S` int32.
+
+    A token is looked up cut to its first `width - 2` code points (as the
+    characters are); a token not in `table` is `oov`, `""` is `pad`.
+    """
+    s = specials_dict(specials, WORD_SPECIALS)
+    with tf.name_scope("tokens_to_word_ids"):
+        tokens = valid_utf8(tf.convert_to_tensor(tokens, dtype=tf.string))
+        ids = table.lookup(truncate(tokens, width))
+        ids = tf.where(ids < 0, s["oov"], ids)
+        return tf.where(tf.strings.length(tokens) > 0, ids, s["pad"])
