@@ -10,6 +10,7 @@ first use (an attribute of `keras_elmo`, or the command's run), so that
 
 import importlib.abc
 import importlib.util
+import os
 import sys
 import warnings
 
@@ -153,6 +154,7 @@ __all__ = [
     "__version__",
     "layers",
     "batch_to_ids",
+    "pad_tokens",
     "BiLMConfig",
     "BiLM",
     "ElmoLayer",
@@ -164,7 +166,36 @@ __all__ = [
 
 
 def _load_api():
-    """Imports the public API (and so registers it with Keras); idempotent."""
+    """Imports the public API (and so registers it with Keras); idempotent.
+
+    With `TF_CPP_MIN_LOG_LEVEL=3` (set by the `keras-elmo` command unless
+    `-v`, and inherited by its Spark and Beam workers) the first import of
+    TensorFlow runs with the process's stderr (file descriptor 2) on
+    /dev/null: the lines TensorFlow's C++ start-up writes before its
+    logging reads that setting (`I0000 ... oneDNN`, `cuda drivers`) go
+    nowhere. A Python error of the import is raised after stderr is back.
+    """
+    if "tensorflow" in sys.modules or (
+        os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3"
+    ):
+        _import_api()
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real stderr
+        _import_api()
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        _import_api()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _import_api():
     import importlib
 
     from keras_elmo.api_export import publish_exports
@@ -176,6 +207,7 @@ def _load_api():
     from keras_elmo.models.elmo_layer import ElmoLayer
     from keras_elmo.models.language_model import BiLMLanguageModel
     from keras_elmo.text.char_vocab import batch_to_ids
+    from keras_elmo.text.token_inputs import pad_tokens
 
     globals().update(
         layers=importlib.import_module("keras_elmo.layers"),
@@ -187,6 +219,7 @@ def _load_api():
         BiLMLanguageModel=BiLMLanguageModel,
         ElmoLayer=ElmoLayer,
         batch_to_ids=batch_to_ids,
+        pad_tokens=pad_tokens,
     )
     # Symbols published upstream of where they live (`ElmoLayer`, in
     # `models/`, as `keras_elmo.layers.ElmoLayer`): see `publish_exports`.

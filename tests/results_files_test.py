@@ -14,7 +14,6 @@ benchmarks/README.md, "Results discipline".
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
@@ -138,129 +137,6 @@ def test_quoted_files_are_clean_and_fresh_or_marked_as_older(document):
     with open(os.path.join(REPO, document), encoding="utf-8") as f:
         text = f.read()
     assert freshness.document_problems(text, render.load) == []
-
-
-def _doctored_repo(tmp_path, monkeypatch):
-    """A git repository with a benchmark script and its results file."""
-    repo = tmp_path / "repo"
-    (repo / "benchmarks" / "results").mkdir(parents=True)
-    script = repo / "benchmarks" / "speed.py"
-    script.write_text("print(1)\n")
-
-    def git(*args):
-        out = subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-
-    git("init", "-q")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
-    commit = git("rev-parse", "HEAD")
-    monkeypatch.setattr(freshness, "REPO", str(repo))
-    payloads = {}
-
-    def write(dirty):
-        payloads["benchmarks/results/speed.json"] = {
-            "provenance": {
-                "commit": commit,
-                "uncommitted_changes": dirty,
-                "command": "speed.py --runs 3",
-            },
-            "tokens_per_s": 1448.0,
-        }
-
-    def change_script():
-        script.write_text("print(2)\n")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "b")
-
-    return commit, write, change_script, payloads.__getitem__
-
-
-DOC = "1448<!-- fig benchmarks/results/speed.json tokens_per_s {:.0f} -->\n"
-
-
-def test_doctored_dirty_file_fails_unless_marked(tmp_path, monkeypatch):
-    commit, write, _, load = _doctored_repo(tmp_path, monkeypatch)
-    write(dirty=False)
-    assert freshness.document_problems(DOC, load) == []
-    write(dirty=True)
-    problems = freshness.document_problems(DOC, load)
-    assert len(problems) == 1 and "uncommitted changes" in problems[0]
-    marked = (
-        DOC + f"<!-- measured-at benchmarks/results/speed.json {commit[:7]} -->"
-    )
-    assert freshness.document_problems(marked, load) == []
-
-
-def test_doctored_stale_file_fails_unless_marked(tmp_path, monkeypatch):
-    commit, write, change_script, load = _doctored_repo(tmp_path, monkeypatch)
-    write(dirty=False)
-    change_script()
-    problems = freshness.document_problems(DOC, load)
-    assert len(problems) == 1
-    assert "benchmarks/speed.py changed after" in problems[0]
-    marked = (
-        DOC + f"<!-- measured-at benchmarks/results/speed.json {commit[:7]} -->"
-    )
-    assert freshness.document_problems(marked, load) == []
-    # A marker naming another commit (the file was rerun) is a problem.
-    wrong = DOC + "<!-- measured-at benchmarks/results/speed.json 0000000 -->"
-    assert len(freshness.document_problems(wrong, load)) == 2
-
-
-def test_doctored_runs_need_markers_only_for_their_stale_runs(
-    tmp_path, monkeypatch
-):
-    commit, write, change_script, load = _doctored_repo(tmp_path, monkeypatch)
-    write(dirty=False)
-    old_run = load("benchmarks/results/speed.json")["provenance"]
-    change_script()  # old_run's script changed after its commit
-    fresh = dict(old_run, commit=freshness._git("rev-parse", "HEAD")[1])
-    payload = {"runs": [{"provenance": old_run}, {"provenance": fresh}]}
-    problems = freshness.document_problems(DOC, lambda relative: payload)
-    assert len(problems) == 1 and commit[:7] in problems[0], problems
-    assert fresh["commit"][:7] not in problems[0]
-    marked = (
-        DOC + f"<!-- measured-at benchmarks/results/speed.json {commit[:7]} -->"
-    )
-    assert freshness.document_problems(marked, lambda r: payload) == []
-
-
-def test_doctored_module_named_in_provenance_counts(tmp_path, monkeypatch):
-    commit, write, _, load = _doctored_repo(tmp_path, monkeypatch)
-    write(dirty=False)
-    load("benchmarks/results/speed.json")["provenance"]["modules"] = [
-        "keras_elmo/layers/char_cnn_embedding.py"
-    ]
-    module = tmp_path / "repo" / "keras_elmo" / "layers"
-    module.mkdir(parents=True)
-    (module / "char_cnn_embedding.py").write_text("x = 1\n")
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "."],
-        cwd=tmp_path / "repo",
-        check=True,
-    )
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "c",
-        ],
-        cwd=tmp_path / "repo",
-        check=True,
-    )
-    problems = freshness.document_problems(DOC, load)
-    assert len(problems) == 1 and "char_cnn_embedding.py" in problems[0]
 
 
 def test_caveats_are_rendered_under_their_files():

@@ -53,16 +53,15 @@ SKIPPED_KEYS = ("provenance", "history", "rounds", "versions", "runs")
 # here); benchmarks/RESULTS.md prints each under its file's section.
 CAVEATS = {
     "benchmarks/results/bilm_tf_training_mini.json": (
-        "Measured at e3a8aae; training/trainer.py changed after it only "
-        "by the resume check of OUT/run.json (no change to a step), so it "
-        "was not rerun. A reduced architecture, not the issue's `small` "
-        "setting; tokens/s taken on a loaded, shared machine."
+        "Not rerun since e3a8aae (docs/TRAINING.md names what changed "
+        "since, as tools/results_freshness.py computes it). A reduced "
+        "architecture, not the `small` setting; tokens/s taken on a "
+        "loaded, shared machine."
     ),
     "benchmarks/results/bilm_tf_training.json": (
-        "Measured at d3a082e; training/trainer.py changed after it only "
-        "by moving code the JAX trainer shares into helpers (epoch "
-        "summary, step logs, output files). "
-        "Two rounds, the order reversed in the second; a helper's tests "
+        "Not rerun since d3a082e (docs/TRAINING.md names what changed "
+        "since). Two rounds, the order reversed in the second; a helper's "
+        "tests "
         "ran at low priority beside both (the load before each run is "
         "in the file), so the seconds are noisier than the perplexities, which "
         "were the same in both rounds."

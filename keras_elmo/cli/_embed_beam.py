@@ -139,7 +139,9 @@ def run_beam(args):
     from keras_elmo.integrations.beam.model_handler import describe_spec
     from keras_elmo.integrations.beam.run_manifest import current_record
     from keras_elmo.integrations.beam.run_manifest import launch_record
+    from keras_elmo.integrations.engine_logging import quiet_engine_logs
 
+    quiet_engine_logs(args.verbose)
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)

@@ -134,7 +134,11 @@ def run_spark(args):
         )
     output = _absolute(args.output)
     spec = model_spec(args)
-    spark = spark_session(args.spark_master, _conf_pairs(args.spark_conf))
+    spark = spark_session(
+        args.spark_master,
+        _conf_pairs(args.spark_conf),
+        quiet=not args.verbose,
+    )
     try:
         result = embed_text_file(
             spark,

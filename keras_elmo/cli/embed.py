@@ -54,6 +54,12 @@ from keras_elmo.cli._model_args import load_runner
 
 HELP = "Embed a file of sentences into HDF5 (the allennlp elmo layout)."
 
+# Flags people try (the library's `layers=` setting) -> what to use.
+FLAG_HINTS = {
+    "--layers": "choose the layers with --all (the default), --top or "
+    "--average",
+}
+
 
 def add_arguments(parser):
     parser.add_argument("input", help="Text file, one sentence per line.")

@@ -82,6 +82,7 @@ def build_parser():
             command_parser=sub,
             flags=set(sub._option_string_actions),
             flag_aliases=getattr(module, "FLAG_ALIASES", {}),
+            flag_hints=getattr(module, "FLAG_HINTS", {}),
         )
     return parser
 
@@ -97,7 +98,10 @@ def main(argv=None):
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:
-        _check_extra_arguments(args, extra)
+        refusal = _check_extra_arguments(args, extra)
+        if refusal:
+            sys.stderr.write(f"keras-elmo {args.command}: error: {refusal}\n")
+            return 2
         args.pipeline_options = extra
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -120,15 +124,63 @@ def main(argv=None):
 
 def _check_extra_arguments(args, extra):
     """Arguments no parser knows: argparse's own error in the command's
-    usage (`--layers top`, `--batchsize 8`), except for `embed`, whose
-    `--name=value` ones are Beam pipeline options: taken with `--runner`;
-    without it `embed` says they need it."""
+    usage (`--layers top`, `--batchsize 8`), after a line per flag saying
+    what to use instead where the command knows (`FLAG_HINTS` of its
+    module: `--layers` -> `--all`, `--top` or `--average`) or a flag is
+    close. `embed` passes the others to Beam with `--runner`; without
+    it, `--name=value` ones get the refusal returned here (naming
+    `--runner`), before TensorFlow loads."""
+    hints = _flag_hints(args, extra)
     if getattr(args, "accepts_pipeline_options", False):
         if getattr(args, "runner", None):
-            return
-        if all(re.fullmatch(r"--\w[\w.-]*=.*", arg) for arg in extra):
-            return  # `embed` refuses them, naming --runner
-    args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            if not hints:
+                return None
+        elif all(re.fullmatch(r"--\w[\w.-]*=.*", arg) for arg in extra):
+            where = (
+                "; Spark options go in --spark-conf"
+                if getattr(args, "spark_master", None)
+                else ""
+            )
+            return (
+                f"Unrecognized arguments {extra}: "
+                + "".join(f"{hint} " for hint in hints)
+                + f"Beam pipeline options need --runner{where}."
+            )
+    parser = args.command_parser
+    parser.print_usage(sys.stderr)
+    for hint in hints:
+        sys.stderr.write(f"{parser.prog}: {hint}\n")
+    parser.exit(
+        2,
+        f"{parser.prog}: error: unrecognized arguments: {' '.join(extra)}\n",
+    )
+
+
+def _flag_hints(args, extra):
+    """What to use instead of each unknown flag of `extra`: the
+    command's `FLAG_HINTS` entry, else its closest flag (`--batchsize`
+    -> `--batch-size`); none for a flag unlike any (a Beam option)."""
+    import difflib
+
+    flags = sorted(f for f in args.flags if f.startswith("--"))
+    hints = []
+    for arg in extra:
+        name = arg.split("=", 1)[0]
+        if not name.startswith("--"):
+            continue
+        if name in args.flag_hints:
+            hints.append(
+                f"{name} is not a flag of {args.command}: "
+                f"{args.flag_hints[name]}."
+            )
+            continue
+        close = difflib.get_close_matches(name, flags, n=1, cutoff=0.85)
+        if close:
+            hints.append(
+                f"{name} is not a flag of {args.command}: did you mean "
+                f"{close[0]}?"
+            )
+    return hints
 
 
 def quiet_tensorflow(verbose):
@@ -149,29 +201,11 @@ def quiet_tensorflow(verbose):
 
 def _load_library():
     """Loads the library (TensorFlow, Keras, the API) as `import keras_elmo`
-    does outside the CLI. With `TF_CPP_MIN_LOG_LEVEL=3` the import runs
-    with the process's stderr (file descriptor 2) on /dev/null: the lines
-    TensorFlow's C++ start-up writes before its logging reads that
-    setting (`I0000 ... oneDNN`, `cuda drivers`) go nowhere. A Python
-    error of the import is raised after stderr is back."""
+    does outside the CLI; quietly with `TF_CPP_MIN_LOG_LEVEL=3`
+    (`keras_elmo._load_api`)."""
     import keras_elmo
 
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3":
-        keras_elmo._load_api()
-        return
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):  # no real stderr (an embedding host)
-        keras_elmo._load_api()
-        return
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        keras_elmo._load_api()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    keras_elmo._load_api()
 
 
 def _interrupted(args, error):

@@ -261,8 +261,25 @@ def run(args):
         sys.stderr.write(f"keras-elmo train: error: {e}\n")
         return 3
     if chief:
+        if config.verbose:
+            # Keras' bar (on stdout) leaves its last line open.
+            sys.stdout.write("\n")
         sys.stdout.write(json.dumps(history[-1] if history else {}) + "\n")
+        sys.stdout.flush()
+        sys.stderr.write(closing_line(config.out_dir))
     return 0
+
+
+def closing_line(out):
+    """The last line of a finished run: where the model is and the
+    command that embeds with it."""
+    import shlex
+
+    return (
+        f"keras-elmo train: the model is in {out} (options.json, "
+        "weights.hdf5, bilm.keras); embed with it: keras-elmo embed "
+        f"sentences.txt vectors.hdf5 --model {shlex.quote(out)}\n"
+    )
 
 
 def _kept_after_interrupt(out):

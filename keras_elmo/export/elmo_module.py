@@ -18,6 +18,7 @@ from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.models.token_encoder import lookup_tables
+from keras_elmo.text.token_inputs import split_words
 from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
@@ -230,8 +231,7 @@ def split_sentences(text, max_tokens=sig.MAX_TOKENS):
     ops only (`StaticRegexReplace`, `StringSplitV2`).
     """
     with tf.name_scope("split_sentences"):
-        text = tf.strings.regex_replace(text, sig.UNICODE_WHITESPACE, " ")
-        words = tf.strings.split(text)[:, :max_tokens]
+        words = split_words(text)[:, :max_tokens]
         return words.to_tensor(""), tf.cast(words.row_lengths(), tf.int32)
 
 

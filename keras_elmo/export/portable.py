@@ -50,6 +50,8 @@ SUFFIXES = {ONNX: ".onnx", LITERT: ".tflite"}
 CHAR_IDS = "char_ids"
 # ONNX opset: 17 is read by every onnxruntime of the last three years.
 ONNX_OPSET = 17
+INT8 = "int8"
+QUANTIZE = (None, INT8)
 EXTRA_HINT = "pip install 'keras-elmo[{}]'"
 
 
@@ -59,9 +61,14 @@ class PortableForward(tf.Module):
     Args:
         bilm: a stateless `keras_elmo.BiLM` with bilm-tf character ids.
         mix: its built `ScalarMix`.
+        per_direction: bool. Each LSTM matmul as two 2-D matmuls (one per
+            direction) instead of one batched over directions: ONNX
+            Runtime pre-packs a constant 2-D right-hand side once, but
+            re-packs a batched one every call; LiteRT runs the batched
+            form with fewer ops per step (the same arithmetic).
     """
 
-    def __init__(self, bilm, mix):
+    def __init__(self, bilm, mix, per_direction=False):
         super().__init__(name="elmo_portable")
         config = bilm.config
         if getattr(config, "has_char_lexicon", False):
@@ -73,6 +80,7 @@ class PortableForward(tf.Module):
                 "Export it with export_saved_model instead."
             )
         self._bilm, self._mix = bilm, mix
+        self._per_direction = bool(per_direction)
         self.num_layers = int(config.num_layers)
         self.forward = tf.function(
             self._forward,
@@ -94,7 +102,7 @@ class PortableForward(tf.Module):
             bilm.highway(_char_cnn(bilm.char_cnn, with_boundaries))
         )
         x = tf.cast(x, tf.float32)  # [B, T + 2, P]
-        layers = _bilstm(bilm.bilstm, x, lengths + 2)
+        layers = _bilstm(bilm.bilstm, x, lengths + 2, self._per_direction)
         steps = tf.shape(char_ids)[1]
         real = tf.expand_dims(tf.cast(mask, tf.float32), -1)
 
@@ -155,7 +163,7 @@ def _char_cnn(layer, char_ids):
     return tf.reshape(features, [shape[0], shape[1], layer.num_filters])
 
 
-def _bilstm(bilstm, x, lengths):
+def _bilstm(bilstm, x, lengths, per_direction):
     """`ResidualBiLSTM` at inference: `[B, T, P]` -> `L` x `[B, T, 2P]`."""
     steps = tf.shape(x)[1]
     real = tf.cast(tf.sequence_mask(lengths, steps), tf.float32)
@@ -165,7 +173,8 @@ def _bilstm(bilstm, x, lengths):
     outputs = []
     for layer in range(bilstm.num_layers):
         weights = [tf.cast(w, tf.float32) for w in bilstm._layer_weights(layer)]
-        sequence = _recurrence(layer_input, weights, clips) * real
+        sequence = _recurrence(layer_input, weights, clips, per_direction)
+        sequence = sequence * real
         if layer > 0 and bilstm.use_skip_connections:
             sequence = (sequence + layer_input) * real
         outputs.append(
@@ -180,7 +189,7 @@ def _reverse(x, lengths):
     return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
 
 
-def _recurrence(inputs, weights, clips):
+def _recurrence(inputs, weights, clips, per_direction):
     """One layer, both directions: `[2, B, T, P]` -> `[2, B, T, P]`.
 
     `h` and `c` start at zero; the steps past a row's length are computed
@@ -190,12 +199,23 @@ def _recurrence(inputs, weights, clips):
     cell_clip, projection_clip = clips
     shape = tf.shape(inputs)
     batch, steps = shape[1], shape[2]
-    width, gates = tf.shape(kernel)[1], tf.shape(kernel)[2]
-    gates_in = tf.matmul(tf.reshape(inputs, [2, -1, width]), kernel)
-    gates_in = tf.reshape(gates_in, [2, batch, steps, gates])
+    width = tf.shape(kernel)[1]
+    units, proj = projection.shape[1], projection.shape[2]
+
+    if per_direction:  # unstacked outside the loop: 2-D constants
+        kernel, recurrent, projection = (
+            tf.unstack(w) for w in (kernel, recurrent, projection)
+        )
+
+    def each_direction(x, matrices):  # [2, N, K] x [2, K, M] -> [2, N, M]
+        if not per_direction:
+            return tf.matmul(x, matrices)
+        return tf.stack([tf.matmul(x[d], matrices[d]) for d in (0, 1)])
+
+    gates_in = each_direction(tf.reshape(inputs, [2, -1, width]), kernel)
+    gates_in = tf.reshape(gates_in, [2, batch, steps, 4 * units])
     gates_in = gates_in + tf.expand_dims(tf.expand_dims(bias, 1), 1)
     gates_in = tf.transpose(gates_in, [2, 0, 1, 3])  # [T, 2, B, 4H]
-    units, proj = projection.shape[1], projection.shape[2]
 
     def clip(value, limit):
         if limit is None:
@@ -203,11 +223,11 @@ def _recurrence(inputs, weights, clips):
         return tf.clip_by_value(value, -float(limit), float(limit))
 
     def body(t, h, c, sequence):
-        z = tf.gather(gates_in, t) + tf.matmul(h, recurrent)
+        z = tf.gather(gates_in, t) + each_direction(h, recurrent)
         i, j, f, o = tf.split(z, 4, axis=-1)
         c_new = tf.sigmoid(i) * tf.tanh(j) + tf.sigmoid(f) * c
         c_new = clip(c_new, cell_clip)
-        h_new = tf.matmul(tf.sigmoid(o) * tf.tanh(c_new), projection)
+        h_new = each_direction(tf.sigmoid(o) * tf.tanh(c_new), projection)
         h_new = clip(h_new, projection_clip)
         sequence = tf.concat([sequence, tf.expand_dims(h_new, 2)], axis=2)
         return t + 1, h_new, c_new, sequence
@@ -233,7 +253,9 @@ def _recurrence(inputs, weights, clips):
     return sequence
 
 
-def export_portable(bilm_or_elmo_layer, path, format=ONNX, overwrite=True):
+def export_portable(
+    bilm_or_elmo_layer, path, format=ONNX, overwrite=True, quantize=None
+):
     """Writes the biLM (and its mix) as one ONNX or LiteRT file.
 
     The file runs in ONNX Runtime (`format="onnx"`) or LiteRT
@@ -253,23 +275,34 @@ def export_portable(bilm_or_elmo_layer, path, format=ONNX, overwrite=True):
     `export_saved_model`. Models with a Unicode character lexicon
     (ELMoForManyLangs) are refused.
 
+    `quantize="int8"` stores the matmul and convolution weights as int8
+    (dynamic-range quantization: one float scale per weight matrix or
+    output channel, `w ~ scale * q` with `q` in [-127, 127]; activations
+    are quantized per call and the outputs stay float32): LiteRT's
+    converter with `Optimize.DEFAULT` and no representative data, or
+    `onnxruntime.quantization.quantize_dynamic` (needs `onnxruntime` when
+    exporting). About a quarter of the float file's size; the deviation
+    from float32 is measured in `benchmarks/portable_int8.py`.
+
     Args:
         bilm_or_elmo_layer: a stateless `keras_elmo.BiLM` or a
             `keras_elmo.layers.ElmoLayer`.
         path: str. The output file.
         format: `"onnx"` or `"litert"`.
         overwrite: bool. Replace an existing file at `path`.
+        quantize: None (float32) or `"int8"`.
 
     Returns:
         `path`.
 
     Raises:
-        ValueError: an unknown `format`, or a model this export does not
-            support (stateful, Unicode lexicon).
+        ValueError: an unknown `format` or `quantize`, or a model this
+            export does not support (stateful, Unicode lexicon).
         TypeError: neither a `BiLM` nor an `ElmoLayer`.
         FileExistsError: `path` exists and `overwrite` is False, or is a
             directory.
-        ImportError: the ONNX converter is not installed.
+        ImportError: the ONNX converter (or, for int8, onnxruntime) is
+            not installed.
     """
     if format not in FORMATS:
         error = ValueError(
@@ -277,6 +310,12 @@ def export_portable(bilm_or_elmo_layer, path, format=ONNX, overwrite=True):
             f"{format!r}."
         )
         error.argument = "format"
+        raise error
+    if quantize not in QUANTIZE:
+        error = ValueError(
+            f"`quantize` must be None or {INT8!r}; received {quantize!r}."
+        )
+        error.argument = "quantize"
         raise error
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -288,18 +327,24 @@ def export_portable(bilm_or_elmo_layer, path, format=ONNX, overwrite=True):
             f"{path!r} exists; pass `overwrite=True` to replace it."
         )
     bilm, mix = bilm_and_mix(bilm_or_elmo_layer)
-    module = PortableForward(bilm, mix)
+    module = PortableForward(bilm, mix, per_direction=format == ONNX)
     if format == ONNX:
-        data = _to_onnx(module)
+        data = _to_onnx(module, quantize)
     else:
-        data = _to_litert(module)
+        data = _to_litert(module, quantize)
     with atomic_write(path, "wb") as f:
         f.write(data)
-    logger.info("Wrote %s (%s, %d bytes).", path, format, len(data))
+    logger.info(
+        "Wrote %s (%s%s, %d bytes).",
+        path,
+        format,
+        f", {quantize}" if quantize else "",
+        len(data),
+    )
     return path
 
 
-def _to_onnx(module):
+def _to_onnx(module, quantize):
     try:
         import tf2onnx
     except ImportError as e:
@@ -311,10 +356,101 @@ def _to_onnx(module):
         input_signature=module.forward.input_signature,
         opset=ONNX_OPSET,
     )
+    _loop_constants_inside(model.graph)
+    if quantize == INT8:
+        return _quantize_onnx(model)
     return model.SerializeToString()
 
 
-def _to_litert(module):
+def _loop_constants_inside(graph):
+    """Moves each `Loop`'s constant, unchanged carried weights into its body.
+
+    tf2onnx passes the weights a `while` body reads as loop-carried
+    values; ONNX Runtime then treats them as per-iteration data (no
+    pre-packing, and the int8 quantizer does not see them as weights).
+    A carried value that is a graph initializer, returned unchanged by the
+    body (an `Identity` or the input itself) and whose final value nobody
+    reads becomes an initializer of the body under its body-input name.
+    The arithmetic is unchanged.
+    """
+    import onnx
+
+    initializers = {t.name: t for t in graph.initializer}
+    read = {name for node in graph.node for name in node.input}
+    read |= {o.name for o in graph.output}
+    for node in graph.node:
+        if node.op_type != "Loop":
+            continue
+        body = next(a.g for a in node.attribute if a.name == "body")
+        carried = len(node.input) - 2
+        producers = {o: n for n in body.node for o in n.output}
+        inputs, outputs = list(node.input[:2]), []
+        body_inputs, body_outputs = list(body.input[:2]), [body.output[0]]
+        for k in range(carried):
+            outer, final = node.input[2 + k], node.output[k]
+            b_in, b_out = body.input[2 + k], body.output[1 + k]
+            producer = producers.get(b_out.name)
+            unchanged = b_out.name == b_in.name or (
+                producer is not None
+                and producer.op_type == "Identity"
+                and producer.input[0] == b_in.name
+            )
+            if outer in initializers and unchanged and final not in read:
+                weight = onnx.TensorProto()
+                weight.CopyFrom(initializers[outer])
+                weight.name = b_in.name
+                body.initializer.append(weight)
+                if producer is not None and b_out.name != b_in.name:
+                    body.node.remove(producer)
+                continue
+            inputs.append(outer)
+            outputs.append(final)
+            body_inputs.append(b_in)
+            body_outputs.append(b_out)
+        outputs += node.output[carried:]
+        body_outputs += body.output[1 + carried :]
+        for field, values in (
+            (node.input, inputs),
+            (node.output, outputs),
+            (body.input, body_inputs),
+            (body.output, body_outputs),
+        ):
+            kept = list(values)
+            del field[:]
+            field.extend(kept)
+    read = {name for node in graph.node for name in node.input}
+    for name, tensor in initializers.items():
+        if name not in read:
+            graph.initializer.remove(tensor)
+
+
+def _quantize_onnx(model):
+    """Dynamic-range int8 (`quantize_dynamic`, loop bodies included)."""
+    import tempfile
+
+    try:
+        from onnxruntime.quantization import QuantType
+        from onnxruntime.quantization import quantize_dynamic
+    except ImportError as e:
+        raise ImportError(
+            "An int8 ONNX export needs onnxruntime: " + EXTRA_HINT.format(ONNX)
+        ) from e
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "float.onnx")
+        target = os.path.join(tmp, "int8.onnx")
+        with open(source, "wb") as f:
+            f.write(model.SerializeToString())
+        quantize_dynamic(
+            source,
+            target,
+            weight_type=QuantType.QInt8,
+            extra_options={"EnableSubgraph": True},
+        )
+        with open(target, "rb") as f:
+            return f.read()
+
+
+def _to_litert(module, quantize):
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
@@ -340,4 +476,8 @@ def _to_litert(module):
     # Builtin ops only: a file that needs TensorFlow's kernels (Select TF
     # ops) would not run in `ai-edge-litert` alone.
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if quantize == INT8:
+        # No representative dataset: dynamic range (int8 weights, float
+        # activations quantized per call by the hybrid kernels).
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
     return converter.convert()

@@ -24,6 +24,7 @@ the model allocate more than `B * MAX_TOKENS` token rows):
 import tensorflow as tf
 
 from keras_elmo.text import char_vocab
+from keras_elmo.text import token_inputs
 
 # === Signature names ===
 DEFAULT_SIGNATURE = "default"
@@ -46,13 +47,8 @@ MAX_TOKENS = 512
 MAX_TOKEN_BYTES = char_vocab.MAX_TOKEN_BYTES
 
 # Characters Python's `str.split()` treats as whitespace besides the six
-# ASCII ones `tf.strings.split` knows; mapped to " " first, so in-graph
-# tokenization equals `line.split()` (what `keras-elmo embed` does).
-# RE2 syntax; invalid UTF-8 bytes never match and are kept as they are.
-UNICODE_WHITESPACE = (
-    r"[\x{1c}-\x{1f}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}"
-    r"\x{2029}\x{202f}\x{205f}\x{3000}]"
-)
+# ASCII ones `tf.strings.split` knows (`keras_elmo.text.token_inputs`).
+UNICODE_WHITESPACE = token_inputs.UNICODE_WHITESPACE
 
 
 def text_spec():

@@ -57,6 +57,7 @@ def bilm_from_tfhub(cls, path, options=None, return_mix=False, **kwargs):
     `ScalarMix` from (trainable, as with `hub.Module(...,
     trainable=True)`), so that with `dropout=0` the layer's output is the
     module's `elmo` output."""
+    _check_module_on_disk(path)
     config, arrays, mix = read_tfhub_module(path, options)
     bilm = bilm_from_arrays(cls, arrays, config, **kwargs)
     if not return_mix:
@@ -67,6 +68,30 @@ def bilm_from_tfhub(cls, path, options=None, return_mix=False, **kwargs):
             "BiLM.from_tfhub and a fresh ElmoLayer."
         )
     return bilm, mix
+
+
+def _check_module_on_disk(path):
+    """Raises `FileNotFoundError` for a module that is not on disk (a
+    missing path, or a TF Hub handle or URL), saying what is read and
+    where a module comes from: nothing is downloaded here."""
+    path = os.fspath(path)
+    if os.path.exists(path):
+        return
+    is_handle = "://" in path or path.startswith(("tfhub.dev", "google/"))
+    received = (
+        f"received the TF Hub handle {path!r}, which is not read over "
+        "the network"
+        if is_handle
+        else f"{path!r} does not exist"
+    )
+    raise FileNotFoundError(
+        f"TF Hub module not found: {received}. `module_dir` is a module "
+        "already on disk: the folder holding variables/variables.index "
+        "(beside saved_model.pb or tfhub_module.pb), or its .tar.gz; "
+        "tensorflow_hub is not needed. Use the folder hub.Module "
+        "downloaded under $TFHUB_CACHE_DIR, or download and unpack "
+        "https://tfhub.dev/google/elmo/3?tf-hub-format=compressed."
+    )
 
 
 def bilm_from_bilm_tf_checkpoint(cls, path, options=None, **kwargs):

@@ -10,6 +10,9 @@ from keras_elmo.layers.token_ids import numpy_char_ids
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
+from keras_elmo.text.token_inputs import dense_tokens
+from keras_elmo.text.token_inputs import describe
+from keras_elmo.text.token_inputs import python_tokens
 from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import is_tensorflow
 
@@ -49,18 +52,29 @@ class ElmoLayer(keras.layers.Layer):
         **kwargs: standard `keras.layers.Layer` arguments.
 
     Call arguments:
-        inputs: int char ids `[B, T, 50]` (`keras_elmo.batch_to_ids`) or
-            string tokens `[B, T]` with `""` as padding (on JAX, torch: Python
-            or NumPy strings, encoded in NumPy before the call, and no
-            `vocabulary`).
+        inputs: one of
+            - int char ids `[B, T, 50]` (`keras_elmo.batch_to_ids`);
+            - string tokens `[B, T]` with `""` as padding
+              (`keras_elmo.pad_tokens` builds them from Python lists);
+            - ragged string tokens `[B, (n_i)]`, e.g.
+              `tf.strings.split(sentences)`: padded with `""` in the layer;
+            - sentences, strings `[B]`: split in the layer like Python's
+              `str.split()` (runs of Unicode whitespace separate tokens),
+              the rule of the SavedModel's `default` signature.
+            The three string forms of the same tokens give the same
+            vectors. Python lists of str (token lists of any lengths, or
+            sentences) are taken in a direct call. On JAX and PyTorch:
+            Python or NumPy strings only, encoded in NumPy before the
+            call, and no `vocabulary`.
         training: bool. Enables dropout.
 
     Returns:
         float tensor `[B, T, 2P]`, zero at padded positions; a list of
         them when `num_output_representations > 1`.
 
-    Masking: produces the token mask `[B, T]` (real tokens), which Keras
-    passes on to mask-aware layers such as `Bidirectional(LSTM)`.
+    Masking: produces the token mask `[B, T]` (real tokens; padding and
+    the positions after a ragged row or a sentence end are masked), which
+    Keras passes on to mask-aware layers such as `Bidirectional(LSTM)`.
 
     Example:
 
@@ -71,6 +85,17 @@ class ElmoLayer(keras.layers.Layer):
     >>> hidden = keras.layers.Bidirectional(lstm)(elmo)
     >>> tags = keras.layers.Dense(17)(hidden)
     >>> model = keras.Model(tokens, tags)
+    >>> model.predict(keras_elmo.pad_tokens([["a", "fine", "film"], ["dull"]]),
+    ...               verbose=0).shape
+    (2, 3, 17)
+
+    Sentences (or `ragged=True` tokens) as the model's input:
+
+    >>> text = keras.Input(shape=(), dtype="string")
+    >>> vectors = keras_elmo.layers.ElmoLayer(bilm, dropout=0.0)(text)
+    >>> keras.Model(text, vectors).predict(
+    ...     tf.constant(["a fine film", "dull"]), verbose=0).shape
+    (2, 3, 32)
 
     Reference:
         Peters et al. 2018, "Deep contextualized word representations".
@@ -188,16 +213,20 @@ class ElmoLayer(keras.layers.Layer):
         return layer
 
     def build(self, inputs_shape):
-        layer_shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
+        layer_shape = _token_shape(inputs_shape) + (self.bilm.output_dim,)
         for mix in self.scalar_mixes:
             mix.build([layer_shape] * self.bilm.num_output_layers)
         if self.token_cache is not None:
             self.token_cache.build()
 
     def __call__(self, inputs, *args, **kwargs):
-        if not is_tensorflow() and _is_python_strings(inputs):
-            # No string tensors off TensorFlow: encode in NumPy first.
-            if self.token_cache is not None:
+        if _is_python_strings(inputs):
+            if is_tensorflow():
+                import tensorflow as tf
+
+                # A nested list of str is one input, not a list of inputs.
+                inputs = tf.constant(python_tokens(inputs), dtype=tf.string)
+            elif self.token_cache is not None:
                 raise ValueError(
                     "Received string `inputs` for an ElmoLayer with a "
                     f"`vocabulary` on the {keras.config.backend()} backend: "
@@ -205,11 +234,15 @@ class ElmoLayer(keras.layers.Layer):
                     "with vocabulary=None, or pass ids from "
                     "keras_elmo.batch_to_ids."
                 )
-            inputs = numpy_char_ids(inputs)
+            else:
+                # No string tensors off TensorFlow: encode in NumPy first.
+                inputs = numpy_char_ids(python_tokens(inputs))
+        elif isinstance(inputs, (list, tuple)):
+            inputs = _int_array(inputs)
+        _check_inputs(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def _bilm_outputs(self, inputs, training):
-        _check_input_rank(inputs)
         if keras.backend.standardize_dtype(inputs.dtype) != "string":
             return self.bilm(inputs, training=training)
         if self.token_cache is None:
@@ -235,6 +268,8 @@ class ElmoLayer(keras.layers.Layer):
         self.token_cache.refresh()
 
     def call(self, inputs, training=None):
+        if is_tensorflow():
+            inputs = dense_tokens(inputs)
         outputs = self._bilm_outputs(inputs, training)
         mask = outputs["mask"]
         layers = elmo_layers(outputs)
@@ -246,8 +281,18 @@ class ElmoLayer(keras.layers.Layer):
         return mixes[0] if len(mixes) == 1 else mixes
 
     def compute_mask(self, inputs, mask=None):
-        if keras.backend.standardize_dtype(inputs.dtype) == "string":
-            token_mask = ops.not_equal(inputs, "")
+        is_string = keras.backend.standardize_dtype(inputs.dtype) == "string"
+        if (
+            isinstance(inputs, keras.KerasTensor)
+            and is_string
+            and (inputs.ragged or len(inputs.shape) == 1)
+        ):
+            # A node of the functional graph that pads (or splits) the
+            # tokens again when the model runs: a plain `not_equal` there
+            # would get the ragged or 1-D tensor itself.
+            token_mask = StringTokenMask()(inputs)
+        elif is_string:
+            token_mask = ops.not_equal(dense_tokens(inputs), "")
         else:
             token_mask = ops.any(ops.greater(inputs, 0), axis=-1)
         if self.num_output_representations == 1:
@@ -255,7 +300,7 @@ class ElmoLayer(keras.layers.Layer):
         return [token_mask] * self.num_output_representations
 
     def compute_output_shape(self, inputs_shape):
-        shape = tuple(inputs_shape[:2]) + (self.bilm.output_dim,)
+        shape = _token_shape(inputs_shape) + (self.bilm.output_dim,)
         if self.num_output_representations == 1:
             return shape
         return [shape] * self.num_output_representations
@@ -277,25 +322,78 @@ class ElmoLayer(keras.layers.Layer):
         return config
 
 
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class StringTokenMask(keras.layers.Layer):
+    """The token mask `[B, T]` of string inputs in any of `ElmoLayer`'s
+    three forms (padded, ragged, sentences): `tokens != ""` once padded.
+
+    Built by `ElmoLayer.compute_mask` in a functional model whose input is
+    ragged tokens or sentences; the model saves and loads it as one of its
+    layers (no weights).
+    """
+
+    def call(self, tokens):
+        return ops.not_equal(dense_tokens(tokens), "")
+
+    def compute_output_spec(self, tokens):
+        return keras.KerasTensor(_token_shape(tokens.shape), dtype="bool")
+
+
 def _is_python_strings(inputs):
-    """True for a (nested) list of str or a NumPy string array."""
+    """True for a (nested) list of str or bytes, or a NumPy string array
+    (an empty list counts: no batch to tell)."""
     if isinstance(inputs, np.ndarray):
         return inputs.dtype.kind in "USO"
-    return isinstance(inputs, (list, tuple))
+    while isinstance(inputs, (list, tuple)):
+        if not inputs:
+            return True
+        inputs = inputs[0]
+    return isinstance(inputs, (str, bytes))
 
 
-def _check_input_rank(inputs):
-    """String tokens must be `[B, T]`, char ids `[B, T, 50]`."""
-    is_string = keras.backend.standardize_dtype(inputs.dtype) == "string"
+def _int_array(inputs):
+    """A nested list of int char ids as an array; anything else as it is
+    (then refused by `_check_inputs`)."""
+    try:
+        array = np.asarray(inputs)
+    except ValueError:  # ragged nesting
+        return inputs
+    return array if array.dtype.kind in "iu" else inputs
+
+
+def _token_shape(inputs_shape):
+    """`(B, T)` of the inputs' shape: `[B, T, 50]`, `[B, T]` or `[B]`
+    (sentences: `T` is known only once they are split)."""
+    shape = tuple(inputs_shape)
+    return shape[:2] if len(shape) >= 2 else shape[:1] + (None,)
+
+
+_STRINGS = (
+    'string tokens of shape [B, T] ("" = padding), ragged string tokens '
+    "[B, (n)] (tf.strings.split(sentences)) or sentences, strings of "
+    "shape [B]"
+)
+_IDS = "int char ids of shape [B, T, 50] (keras_elmo.batch_to_ids)"
+_PAD_HINT = "keras_elmo.pad_tokens pads Python token lists"
+
+
+def _check_inputs(inputs):
+    """Raises naming `inputs`, the forms taken and what was received."""
+    dtype = getattr(inputs, "dtype", None)
+    if dtype is None or getattr(inputs, "shape", None) is None:
+        raise TypeError(
+            f"ElmoLayer `inputs` must be {_IDS}, or {_STRINGS}; received "
+            f"{describe(inputs)}. {_PAD_HINT}."
+        )
+    is_string = keras.backend.standardize_dtype(dtype) == "string"
+    ragged = type(inputs).__name__ == "RaggedTensor"
     rank = len(inputs.shape)
-    expected = 2 if is_string else 3
-    if rank != expected:
-        kind = (
-            "string tokens of shape [B, T]"
-            if is_string
-            else "int char ids of shape [B, T, 50]"
-        )
-        raise ValueError(
-            f"ElmoLayer `inputs` must be {kind} (rank {expected}), received "
-            f"a {inputs.dtype} tensor of shape {tuple(inputs.shape)}."
-        )
+    if is_string and (rank == 2 or (rank == 1 and not ragged)):
+        return
+    if not is_string and rank == 3 and not ragged:
+        return  # the BiLM checks the dtype and the ids
+    kind = _STRINGS if is_string else _IDS
+    raise ValueError(
+        f"ElmoLayer `inputs` must be {kind}; received {describe(inputs)}."
+        + (f" {_PAD_HINT}." if is_string else "")
+    )

@@ -8,6 +8,7 @@ an installed copy.
 """
 
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -19,6 +20,11 @@ from keras_elmo.utils.atomic import atomic_write
 REPO = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 )
+# The repository folders whose imported modules a record lists.
+CODE_FOLDERS = ("keras_elmo", "benchmarks", "examples", "tools")
+# The records `provenance()` made in this process; `write_json` brings
+# their `imported` up to date when it writes them (end of the run).
+_LIVE = []
 
 
 def _git(*args):
@@ -47,6 +53,32 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def blob_digest(data):
+    """The git blob id of `data` (bytes): `git hash-object` without git,
+    so a digest compares with `git ls-tree` at any commit."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def imported_modules():
+    """`{path: blob digest}` of the repository's modules this process has
+    imported (`sys.modules`, files under `CODE_FOLDERS`), the running
+    script included; paths relative to the repository."""
+    found = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or not path.endswith(".py"):
+            continue
+        relative = os.path.relpath(os.path.abspath(path), REPO)
+        if relative.split(os.sep, 1)[0] not in CODE_FOLDERS:
+            continue
+        try:
+            with open(path, "rb") as f:
+                found[relative.replace(os.sep, "/")] = blob_digest(f.read())
+        except OSError:
+            continue
+    return dict(sorted(found.items()))
+
+
 def provenance(command=None, written=(), modules=()):
     """A dict: the git commit (and whether the tree had changes), the
     command line, CPU model, cores, 1/5/15-minute load averages, UTC date,
@@ -54,10 +86,16 @@ def provenance(command=None, written=(), modules=()):
 
     `written`: the files the command itself writes (a results file it
     rewrites after each round), which are not counted as changes.
-    `modules`: repository paths of the package modules the figures
-    depend on (e.g. "keras_elmo/layers/char_cnn_embedding.py"), recorded
-    as `modules`; tests/results_files_test.py then treats a change to
+    `modules`: repository paths of other files the figures depend on
+    (a worker script run in another process, a reference harness),
+    recorded as `modules`; tools/results_freshness.py treats a change to
     any of them after the commit like a change to the script.
+
+    `imported` records `imported_modules()`: every module of the
+    repository the process imported, with its git blob digest. It is
+    taken now and again when `write_json` writes the record, so modules
+    imported after this call (the run itself) are listed too; a figure
+    is stale once any of them differs at HEAD.
     """
     versions = {"python": platform.python_version()}
     for name in ("tensorflow", "keras", "numpy"):
@@ -71,7 +109,7 @@ def provenance(command=None, written=(), modules=()):
     status = _git(
         "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded
     )
-    return {
+    record = {
         "commit": _git("rev-parse", "HEAD"),
         "uncommitted_changes": bool(status) if status is not None else None,
         "command": command
@@ -84,11 +122,33 @@ def provenance(command=None, written=(), modules=()):
         ),
         "versions": versions,
         **({"modules": list(modules)} if modules else {}),
+        "imported": imported_modules(),
     }
+    _LIVE.append(record)
+    return record
+
+
+def _refresh_imported(value):
+    """Updates `imported` of the records of this process inside `value`."""
+    if isinstance(value, dict):
+        if any(value is live for live in _LIVE):
+            value["imported"] = {
+                **value.get("imported", {}),
+                **imported_modules(),
+            }
+            return
+        for item in value.values():
+            _refresh_imported(item)
+    elif isinstance(value, list):
+        for item in value:
+            _refresh_imported(item)
 
 
 def write_json(path, payload):
-    """Writes `payload` as indented JSON to `path`, atomically."""
+    """Writes `payload` as indented JSON to `path`, atomically; the
+    provenance records this process made list every module imported by
+    now (`imported_modules`)."""
+    _refresh_imported(payload)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_write(path) as f:
         json.dump(payload, f, indent=1)

@@ -174,6 +174,21 @@ def elmo_empty_strings(fx):
     assert out.shape == (0, 0, 32)
 
 
+def elmo_sentences_equal_tokens(sentences):
+    """Sentences `[B]` give exactly what their split tokens give."""
+
+    def run(fx):
+        layer = fx("elmo_layer")
+        tokens = [s.split() for s in sentences]
+        by_sentences = np.asarray(layer(tf.constant(sentences)))
+        by_tokens = np.asarray(layer(padded(tokens)))
+        np.testing.assert_array_equal(by_sentences, by_tokens)
+        for i, sentence in enumerate(tokens):
+            assert not by_sentences[i, len(sentence) :].any()
+
+    return run
+
+
 def elmo_call(make):
     return lambda fx: fx("elmo_layer")(make())
 
@@ -341,12 +356,11 @@ ROWS = [
         ["`inputs`", "string tokens of shape [B, T]", "(1, 1, 1)"],
         elmo_call(lambda: tf.constant([[["a"]]])),
     ),
-    error(
+    ok(
         ELMO,
-        "rank-1 string tokens (a sentence, not a batch)",
-        ValueError,
-        ["`inputs`", "string tokens of shape [B, T]", "(2,)"],
-        elmo_call(lambda: tf.constant(["a", "b"])),
+        "rank-1 strings (sentences, Unicode whitespace inside)",
+        "bit-identical to their `str.split()` tokens padded; zero padding",
+        elmo_sentences_equal_tokens(["a  b\u3000c", "\xa0d\te ", ""]),
     ),
     error(
         ELMO,

@@ -1,11 +1,12 @@
 """Helpers for the training tests: the sample corpus and CLI runs."""
 
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
+
+from tests import cli_process
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 TRAIN = os.path.join(DATA, "en_pd_lm_sample.txt.gz")
@@ -37,19 +38,17 @@ def cli_command(*args):
 def cli_env(**extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    # TensorFlow's start-up lines off (as the CLI has them by default)
+    # whatever the test process has (`make test` exports 2).
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     env.update(extra)
     return env
 
 
 def run_cli(*args, **env):
-    return subprocess.run(
-        cli_command(*args),
-        env=cli_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """`keras-elmo *args` in a process of its own (a fork of one that
+    imported TensorFlow once: `tests.cli_process`)."""
+    return cli_process.run(list(args), cli_env(**env), timeout=600)
 
 
 def hdf5_arrays(path):

@@ -1,0 +1,253 @@
+"""`keras-elmo` commands in fresh processes, with the import paid once.
+
+A test that runs `python -m keras_elmo.cli.main ARGS` pays for importing
+TensorFlow, Keras and keras_elmo each time (about 5 s of a 2-core
+machine), often more than the command itself. `run(argv, env)` gives the
+same result (`subprocess.CompletedProcess`: exit status, stdout, stderr)
+from a child forked off a *zygote*: one process per test process that
+imported them and ran no TensorFlow op (TensorFlow's threads start on
+first use, so a fork of it may run TensorFlow; `tests.robustness.
+crash_points` forks its kill-point children the same way).
+
+The child is a process of its own, as `python -m keras_elmo.cli.main`
+would start it: the working folder, the whole environment and
+`sys.argv` of the request, stdin on /dev/null, stdout and stderr on
+files; `main()` reads the command line; its exit runs the `atexit`
+functions and flushes the streams. Exit statuses are those of
+`subprocess.run`: the command's, 1 for an uncaught exception (its
+traceback on stderr), minus the signal's number for a signal.
+
+What the fork cannot change is what the zygote's imports read: the
+Python settings, Keras' backend and home, TensorFlow's and XLA's
+environment, the thread settings. A request whose environment differs
+from the zygote's in any of those (`IMPORT_TIME`), that asks for
+another Keras backend than TensorFlow, or that lets TensorFlow print its
+start-up lines (`TF_CPP_MIN_LOG_LEVEL` other than 3: a fresh process
+prints them while it imports TensorFlow, a fork does not import it
+again), runs in a real subprocess
+instead; so does every request with `KERAS_ELMO_TEST_NO_ZYGOTE=1` in the
+test process's environment.
+"""
+
+import atexit
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+# Environment variables read while Python starts or while TensorFlow,
+# Keras or keras_elmo are imported (by name or by prefix).
+IMPORT_TIME = (
+    "PYTHON",
+    "KERAS_BACKEND",
+    "KERAS_HOME",
+    "TF_",
+    "XLA_",
+    "JAX_",
+    "CUDA_",
+    "OMP_",
+    "MKL_",
+    "GRPC_",
+    "GLOG_",
+    "LD_",
+)
+# What the zygote imports: what `python -m keras_elmo.cli.main` imports
+# before running a command, and the modules its commands load.
+IMPORTS = (
+    "keras_elmo.cli.main",
+    "tensorflow",
+    "keras",
+    "keras_elmo",
+    "keras_elmo.training.trainer",
+    "keras_elmo.embedding.embedder",
+)
+MAIN = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    "keras_elmo",
+    "cli",
+    "main.py",
+)
+
+_zygote = None
+
+
+def _import_time(env):
+    return {
+        key: value for key, value in env.items() if key.startswith(IMPORT_TIME)
+    }
+
+
+def _forkable(env):
+    if os.environ.get("KERAS_ELMO_TEST_NO_ZYGOTE") == "1":
+        return False
+    if not hasattr(os, "fork"):
+        return False
+    if env.get("TF_CPP_MIN_LOG_LEVEL") != "3":
+        return False  # a fresh process would print TensorFlow's start-up
+    return env.get("KERAS_BACKEND", "tensorflow") == "tensorflow"
+
+
+def run(argv, env, timeout=600):
+    """`python -m keras_elmo.cli.main *argv` with environment `env`, in
+    the test's working folder; a `subprocess.CompletedProcess` with text
+    stdout and stderr. Raises `subprocess.TimeoutExpired` after
+    `timeout` seconds, as `subprocess.run` would."""
+    global _zygote
+    argv = [os.fspath(arg) for arg in argv]
+    command = [sys.executable, "-m", "keras_elmo.cli.main", *argv]
+    if _forkable(env):
+        if _zygote is None or _zygote.settings != _import_time(env):
+            if _zygote is not None:
+                _zygote.close()
+            _zygote = _Zygote(env)
+        return _zygote.run(command, argv, env, timeout)
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+class _Zygote:
+    """The process children fork from (this module run as a script)."""
+
+    def __init__(self, env):
+        self.settings = _import_time(env)
+        self.folder = tempfile.mkdtemp(prefix="cli_zygote_")
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(MAIN)))
+        # TensorFlow's start-up lines while the zygote imports it go to a
+        # file, shown if the zygote does not start.
+        self.log = os.path.join(self.folder, "zygote.log")
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.cli_process", self.folder],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=env,
+                cwd=repo,
+            )
+        ready = self.process.stdout.readline()
+        if ready.strip() != "ready":
+            with open(self.log, errors="replace") as f:
+                log = f.read()[-6000:]
+            self.close()
+            raise AssertionError(f"the CLI zygote did not start:\n{log}")
+        atexit.register(self.close)
+
+    def run(self, command, argv, env, timeout):
+        request = dict(argv=argv, env=env, cwd=os.getcwd(), timeout=timeout)
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise AssertionError("the CLI zygote stopped")
+        reply = json.loads(line)
+        outputs = []
+        for name in ("stdout", "stderr"):
+            with open(reply[name], encoding="utf-8", errors="replace") as f:
+                outputs.append(f.read())
+            os.remove(reply[name])
+        if reply["timed_out"]:
+            raise subprocess.TimeoutExpired(command, timeout, *outputs)
+        return subprocess.CompletedProcess(
+            command, reply["returncode"], *outputs
+        )
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+        if os.path.isdir(self.folder):
+            for name in os.listdir(self.folder):
+                os.remove(os.path.join(self.folder, name))
+            os.rmdir(self.folder)
+
+
+def _child(request, stdout, stderr):
+    """In a fork of the zygote: the command as a fresh process runs it;
+    never returns."""
+    code = 1
+    try:
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        for fd, path in ((1, stdout), (2, stderr)):
+            out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(out, fd)
+            os.close(out)
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+        sys.argv = [MAIN, *request["argv"]]
+        from keras_elmo.cli.main import main
+
+        try:
+            code = main()
+        except SystemExit as e:
+            code = e.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            sys.stderr.write(f"{code}\n")
+            code = 1
+    except BaseException:  # noqa: BLE001 (as the interpreter would)
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _wait(pid, timeout):
+    """The child's `subprocess` return code, or None (killed) after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.01)
+
+
+def _serve(folder):
+    """The zygote: imports `IMPORTS`, then one child per request line."""
+    import importlib
+
+    for name in IMPORTS:
+        importlib.import_module(name)
+    print("ready", flush=True)
+    for n, line in enumerate(sys.stdin):
+        request = json.loads(line)
+        stdout = os.path.join(folder, f"{n}.stdout")
+        stderr = os.path.join(folder, f"{n}.stderr")
+        pid = os.fork()
+        if pid == 0:
+            _child(request, stdout, stderr)
+        returncode = _wait(pid, request["timeout"])
+        for path in (stdout, stderr):
+            if not os.path.exists(path):
+                open(path, "w").close()
+        reply = dict(
+            returncode=returncode,
+            timed_out=returncode is None,
+            stdout=stdout,
+            stderr=stderr,
+        )
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
