@@ -8,10 +8,150 @@ first use (an attribute of `keras_elmo`, or the command's run), so that
 `keras-elmo --help` answers without importing TensorFlow.
 """
 
+import importlib.abc
+import importlib.util
 import os
 import sys
+import warnings
 
 from keras_elmo.version import __version__
+
+# Modules merged into the module of their concept: the old dotted path
+# still imports (the new module itself) and says where it went.
+MOVED_MODULES = {
+    "keras_elmo.training.run_record": "keras_elmo.training.checkpoints",
+    "keras_elmo.training.init_from": "keras_elmo.training.training_config",
+    "keras_elmo.training.validation_rules": "keras_elmo.training.evaluate",
+    "keras_elmo.testing.test_case": "keras_elmo.testing",
+    "keras_elmo.presets.cache_integrity": "keras_elmo.presets.download",
+    "keras_elmo.utils.backend": "keras_elmo.utils",
+    "keras_elmo.weights.elmoformanylangs_weights": (
+        "keras_elmo.weights.elmoformanylangs"
+    ),
+    "keras_elmo.data.corpus_sniff": "keras_elmo.data.corpus_health",
+    "keras_elmo.beam": "keras_elmo.integrations.beam",
+    "keras_elmo.spark": "keras_elmo.integrations.spark",
+    **dict.fromkeys(
+        [
+            "keras_elmo.utils.file_modes",
+            "keras_elmo.utils.same_file",
+            "keras_elmo.utils.write_faults",
+        ],
+        "keras_elmo.utils.atomic",
+    ),
+    "keras_elmo.presets.archive_digest": "keras_elmo.presets.archives",
+    "keras_elmo.presets.published_archives": "keras_elmo.presets.published",
+    "keras_elmo.ops.lstm_recurrence": "keras_elmo.ops.recurrences",
+    "keras_elmo.ops.packed_recurrence": "keras_elmo.ops.recurrences",
+    "keras_elmo.ops.distinct_input_products": "keras_elmo.ops.bilstm_layouts",
+    "keras_elmo.export.saved_model_check": "keras_elmo.export.saved_model",
+    "keras_elmo.text.batch_to_ids": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.unicode_lexicon": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.lexicon_ops": "keras_elmo.text.char_vocab",
+    "keras_elmo.text.char_ops": "keras_elmo.text.char_vocab",
+    **dict.fromkeys(
+        [
+            "keras_elmo.weights.tf_checkpoint",
+            "keras_elmo.weights.tfhub_checkpoint",
+            "keras_elmo.weights.bilm_tf_checkpoint",
+        ],
+        "keras_elmo.weights.tf_checkpoints",
+    ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.layers.sentence_boundaries",
+            "keras_elmo.layers.unique_tokens",
+        ],
+        "keras_elmo.layers.token_sequence",
+    ),
+    "keras_elmo.utils.validation": "keras_elmo.utils",
+    "keras_elmo.embedding.embed_lines": "keras_elmo.embedding.batching",
+    "keras_elmo.embedding.runners": "keras_elmo.embedding.embedder",
+    "keras_elmo.layers.highway": "keras_elmo.layers.char_cnn_embedding",
+    **dict.fromkeys(
+        [
+            "keras_elmo.layers.character_ids",
+            "keras_elmo.layers.lexicon_lookup",
+            "keras_elmo.layers.unicode_character_ids",
+            "keras_elmo.layers.word_ids",
+        ],
+        "keras_elmo.layers.token_ids",
+    ),
+    "keras_elmo.layers.next_token_states": "keras_elmo.layers.lm_softmax",
+    "keras_elmo.presets.model_formats": "keras_elmo.presets.sources",
+    "keras_elmo.utils.serving_layout": "keras_elmo.presets.sources",
+    **dict.fromkeys(
+        [
+            "keras_elmo.config.options_json",
+            "keras_elmo.config.options_lexicons",
+            "keras_elmo.config.options_rules",
+        ],
+        "keras_elmo.config.options",
+    ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.weights.hdf5_reader",
+            "keras_elmo.weights.hdf5_ports",
+            "keras_elmo.weights.bilm_hdf5",
+            "keras_elmo.weights.hdf5_shapes",
+            "keras_elmo.weights.softmax_hdf5",
+            "keras_elmo.weights.model_files",
+        ],
+        "keras_elmo.weights.hdf5",
+    ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_inputs",
+            "keras_elmo.models.bilm_outputs",
+            "keras_elmo.models.bilm_state",
+        ],
+        "keras_elmo.models.bilm",
+    ),
+    "keras_elmo.models.bilm_lexicon": "keras_elmo.models.token_encoder",
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_loaders",
+            "keras_elmo.models.checkpoint_bilm",
+            "keras_elmo.models.model_folder",
+        ],
+        "keras_elmo.models.bilm_io",
+    ),
+    **dict.fromkeys(
+        [
+            "keras_elmo.models.bilm_language_model",
+            "keras_elmo.models.lm_substitutes",
+            "keras_elmo.models.loading",
+        ],
+        "keras_elmo.models.language_model",
+    ),
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a path of `MOVED_MODULES` as its new module, warning."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in MOVED_MODULES:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return None  # a placeholder; `exec_module` swaps in the new module
+
+    def exec_module(self, module):
+        new = MOVED_MODULES[module.__name__]
+        warnings.warn(
+            f"{module.__name__} is deprecated: import {new}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # The import system returns what `sys.modules` holds for the name
+        # once this returns: the new module itself, not a copy.
+        sys.modules[module.__name__] = importlib.import_module(new)
+
+
+if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModuleFinder())
 
 __all__ = [
     "__version__",
@@ -67,9 +207,9 @@ def _import_api():
     from keras_elmo.export.portable import export_portable
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.models.bilm import BiLM
-    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
     from keras_elmo.models.elmo_layer import ElmoLayer
-    from keras_elmo.text.batch_to_ids import batch_to_ids
+    from keras_elmo.models.language_model import BiLMLanguageModel
+    from keras_elmo.text.char_vocab import batch_to_ids
     from keras_elmo.text.token_inputs import pad_tokens
 
     globals().update(

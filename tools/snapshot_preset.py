@@ -33,8 +33,8 @@ def main(argv=None):
     from keras_elmo.training.trainer import Trainer
     from keras_elmo.training.training_config import TrainingConfig
     from keras_elmo.utils.atomic import atomic_path
-    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-    from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+    from keras_elmo.weights.hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.hdf5 import save_softmax_hdf5
 
     with open(args.train_command_config) as f:
         config = TrainingConfig(**json.load(f))
@@ -65,7 +65,7 @@ def main(argv=None):
     }
     if args.evaluate:
         # Score the float16-rounded weights that actually ship.
-        from keras_elmo.models.loading import load_language_model
+        from keras_elmo.models.language_model import load_language_model
 
         model, vocabulary = load_language_model(out)
         summary.update(evaluate_model(model, vocabulary, args.evaluate))

@@ -16,7 +16,7 @@ class Extras:
 
     def write(self, args):
         from keras_elmo.utils.atomic import atomic_write
-        from keras_elmo.weights.bilm_tf_checkpoint import save_softmax_arrays
+        from keras_elmo.weights.tf_checkpoints import save_softmax_arrays
 
         if getattr(args, "to_mix", None):
             if self.mix is None:
@@ -38,8 +38,8 @@ class Extras:
 def load_tf_source(args):
     """`(BiLM or None, Extras)` for --from-tfhub / --from-bilm-tf-checkpoint."""
     import keras_elmo
-    from keras_elmo.models import checkpoint_bilm
-    from keras_elmo.weights import tfhub_checkpoint
+    from keras_elmo.models import bilm_io as checkpoint_bilm
+    from keras_elmo.weights import tf_checkpoints as tfhub_checkpoint
 
     tfhub = getattr(args, "from_tfhub", None)
     bilm_tf = getattr(args, "from_bilm_tf_checkpoint", None)

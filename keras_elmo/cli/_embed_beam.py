@@ -114,8 +114,8 @@ def run_beam(args):
     does; this process never loads it: the manifest's run record digests
     the model's files (`keras_elmo.integrations.beam.run_manifest`).
     """
-    from keras_elmo.utils.validation import check_int_at_least
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_int_at_least
+    from keras_elmo.utils import check_positive_int
 
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--batch-tokens", args.batch_tokens)

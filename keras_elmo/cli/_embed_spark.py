@@ -54,7 +54,7 @@ def _conf_pairs(items):
 
 
 def _check_args(args):
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_positive_int
 
     check_positive_int("--batch-size", args.batch_size)
     if args.runner:

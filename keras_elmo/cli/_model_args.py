@@ -133,7 +133,7 @@ def load_bilm_from_flags(args):
     """`(BiLM or ElmoLayer, description)` for `export` / `demo`."""
     from keras_elmo.embedding.model_spec import load_spec
     from keras_elmo.embedding.model_spec import source_of
-    from keras_elmo.models.loading import load_bilm_or_elmo_layer
+    from keras_elmo.models.bilm import load_bilm_or_elmo_layer
 
     check_model_flags(args)
     spec = model_spec(args)

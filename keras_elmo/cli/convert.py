@@ -17,8 +17,7 @@ folder (options.json + weights.hdf5 + lexicons) that `BiLM.from_preset`
 and every command take. `--from-tfhub` reads a TF1 Hub module
 (google/elmo/3, a folder or its .tar.gz) and `--from-bilm-tf-checkpoint`
 a bilm-tf `model.ckpt-*` (a prefix or its folder) with TensorFlow 2;
-see keras_elmo.weights.tfhub_checkpoint and
-keras_elmo.weights.bilm_tf_checkpoint for the variables read.
+see keras_elmo.weights.tf_checkpoints for the variables read.
 """
 
 import os
@@ -82,8 +81,8 @@ OUTPUTS = ("to_keras", "to_options", "to_weights", "to_mix", "to_softmax")
 def _check_outputs_not_inputs(args):
     """Refuses, even with --force, an output that is (or resolves to) an
     input, an `--out` folder holding one, or two outputs naming one file."""
-    from keras_elmo.utils.same_file import check_not_an_input
-    from keras_elmo.utils.same_file import same_file
+    from keras_elmo.utils.atomic import check_not_an_input
+    from keras_elmo.utils.atomic import same_file
 
     inputs = {_flag(name): getattr(args, name) for name in INPUTS}
     check_not_an_input(args.out, inputs, argument="--out", folder=True)
@@ -120,9 +119,9 @@ def run(args):
 
     import keras_elmo
     from keras_elmo.cli._convert_tf import load_tf_source
-    from keras_elmo.models.model_folder import write_model_folder
+    from keras_elmo.models.bilm_io import write_model_folder
     from keras_elmo.utils.atomic import save_keras_atomically
-    from keras_elmo.weights.hdf5_reader import check_keras_archive
+    from keras_elmo.weights.hdf5 import check_keras_archive
 
     _check_outputs_not_inputs(args)
     bilm, extras = load_tf_source(args)

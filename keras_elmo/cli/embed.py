@@ -108,7 +108,7 @@ def add_arguments(parser):
 
 def run(args):
     from keras_elmo.embedding import hdf5_output as hdf5_embedding
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_positive_int
 
     check_model_flags(args)
     if not args.runner:

@@ -66,9 +66,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    from keras_elmo.models.loading import load_language_model
+    from keras_elmo.models.language_model import load_language_model
     from keras_elmo.training.evaluate import evaluate_model
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_positive_int
 
     # Checked before the model loads, under the names the user typed.
     check_positive_int("--batch-size", args.batch_size)

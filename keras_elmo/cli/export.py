@@ -86,8 +86,8 @@ def add_arguments(parser):
 def run(args):
     from keras_elmo.export import signatures
     from keras_elmo.export.saved_model import export_saved_model
-    from keras_elmo.utils.serving_layout import version_dir
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.presets.sources import version_dir
+    from keras_elmo.utils import check_positive_int
 
     check_model_flags(args)
     if getattr(args, "format", "savedmodel") != "savedmodel":
@@ -156,7 +156,7 @@ def _run_portable(args):
 def _check_not_an_input(args, path, folder=True):
     """Refuses, even with --force, a destination that is (or holds) a
     file or folder the model is read from: it is replaced as a whole."""
-    from keras_elmo.utils.same_file import check_not_an_input
+    from keras_elmo.utils.atomic import check_not_an_input
 
     inputs = {
         flag: getattr(args, flag[2:].replace("-", "_"), None)

@@ -55,8 +55,8 @@ def run(args):
 
 
 def _verify(cache_dir):
-    from keras_elmo.presets.cache_integrity import verify_cache
     from keras_elmo.presets.download import cache_root
+    from keras_elmo.presets.download import verify_cache
 
     root = cache_root(cache_dir)
     reports = verify_cache(cache_dir)

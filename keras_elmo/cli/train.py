@@ -140,7 +140,7 @@ def _check_out(out, force, backend="tensorflow"):
     import glob
     import os
 
-    from keras_elmo.weights import model_files
+    from keras_elmo.weights import hdf5 as model_files
 
     if force or not os.path.isdir(out):
         return
@@ -213,7 +213,7 @@ def run(args):
     from keras_elmo.training.trainer import TrainingDiverged
     from keras_elmo.training.training_config import TrainingConfig
     from keras_elmo.training.training_config import check_training_backend
-    from keras_elmo.utils.write_faults import interrupted
+    from keras_elmo.utils.atomic import interrupted
 
     config = TrainingConfig(
         **{

@@ -61,7 +61,7 @@ def run(args):
         )
     # Validate the size arguments before the (possibly long) counting pass,
     # under the names the user typed.
-    from keras_elmo.utils.validation import check_positive_int
+    from keras_elmo.utils import check_positive_int
 
     check_positive_int("--min-count", args.min_count)
     Vocabulary.from_counts({}, min_count=args.min_count, max_size=args.max_size)

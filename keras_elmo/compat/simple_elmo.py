@@ -29,7 +29,7 @@ bit for bit (measured: `benchmarks/simple_elmo_side_by_side.py` on the
 `original` weights; `tests/models/bilm_warmup_test.py` checks 1e-5
 against a committed fixture made on another CPU). Other biLMs (a
 Unicode lexicon) run through the stateful `BiLM` itself
-(`keras_elmo.models.bilm_state`), equal to float rounding; a long
+(`keras_elmo.models.bilm`), equal to float rounding; a long
 sentence can amplify that rounding to about 1e-5 relative.
 
 `warmup` (the argument of every function here):
@@ -93,10 +93,10 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_outputs import elmo_layers
-from keras_elmo.models.bilm_outputs import output_dict
-from keras_elmo.text.batch_to_ids import batch_to_ids
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.models.bilm import elmo_layers
+from keras_elmo.models.bilm import output_dict
+from keras_elmo.text.char_vocab import batch_to_ids
+from keras_elmo.utils import is_tensorflow
 
 
 def supports(config):

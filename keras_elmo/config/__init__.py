@@ -1,8 +1,7 @@
 """The biLM's hyper-parameters: `BiLMConfig` and bilm-tf `options.json`.
 
 `bilm_config.py` holds the dataclass and the published architectures;
-`options_json.py` (with `options_lexicons.py` and `options_rules.py`)
-translates it to and from the options file every weight format is
+`options.py` translates it to and from the options file every weight format is
 described by, so the readers in `weights/` can build a `BiLMConfig`.
 """
 

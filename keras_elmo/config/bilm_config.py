@@ -5,12 +5,10 @@ import os
 import warnings
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.config import options_json
-from keras_elmo.config import options_lexicons
-from keras_elmo.config import options_rules
+from keras_elmo.config import options as options_json
 from keras_elmo.text import char_vocab
-from keras_elmo.text import unicode_lexicon
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.text import char_vocab as unicode_lexicon
+from keras_elmo.utils import check_positive_int
 
 _ORIGINAL_FILTERS = (
     (1, 32),
@@ -50,7 +48,7 @@ class BiLMConfig:
         char_lexicon: None (characters are UTF-8 bytes, bilm-tf) or a
             tuple of `(character, id)` pairs: a Unicode character table
             of its own (ELMoForManyLangs), `n_characters - 1` rows; see
-            `keras_elmo.text.unicode_lexicon`.
+            `keras_elmo.text.char_vocab`.
         char_specials: with `char_lexicon`, the ids of `bow`, `eow`,
             `oov`, `pad`, `bos`, `eos` in that order.
         word_lexicon: None or a tuple of `(word, id)` pairs: a word
@@ -135,7 +133,7 @@ class BiLMConfig:
             )
         # Before anything is allocated: every source of a config
         # (options.json, ELMoForManyLangs, a dict, code) is bounded.
-        options_rules.check_sizes(
+        options_json.check_sizes(
             {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         )
 
@@ -228,11 +226,11 @@ class BiLMConfig:
 
         A config with its own lexicons also writes them beside `path`
         (`char_lexicon.json`, `word_lexicon.json`; the options file names
-        them, see `keras_elmo.config.options_lexicons`).
+        them, see `keras_elmo.config.options`).
         """
         if self.has_char_lexicon:
             folder = os.path.dirname(os.path.abspath(path))
-            options_lexicons.write_lexicons(self, folder)
+            options_json.write_lexicons(self, folder)
             options = options_json.to_options(self, inline_lexicons=False)
         else:
             options = self.to_options_dict()

@@ -25,7 +25,7 @@ import gzip
 import logging
 import os
 
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ it) when:
 
 - the head of a file says it is not UTF-8 text (a UTF-16/32 byte-order
   mark, UTF-16 without one, gzip data without `.gz`; see
-  `keras_elmo.data.corpus_sniff`): always;
+  `keras_elmo.data.corpus_health`): always;
 - more than `max_invalid_fraction` (default 0.5, "most lines") of a
   file's non-blank lines are not valid UTF-8; the message says whether
   they read as Latin-1 / Windows-1252 text or as binary data;
@@ -31,6 +31,26 @@ it) when:
 - `require_sentences` and no file holds a sentence.
 
 Set a threshold to 1 to turn its check off.
+
+Not UTF-8 text: what a file that is not UTF-8 text looks like: byte-order
+marks, NUL patterns, compression and single-byte encodings, each with the
+command that converts it.
+
+`sniff_head(head, path)` looks at the first bytes of a (decompressed)
+file and returns a description of why it is clearly not UTF-8 text, or
+None. The rules, in order:
+
+- a UTF-32 or UTF-16 byte-order mark (`FF FE 00 00`, `00 00 FE FF`,
+  `FF FE`, `FE FF`);
+- gzip data (`1F 8B`) in a file whose name does not end in `.gz`;
+- UTF-16 without a byte-order mark: more than 30% of the bytes are NUL
+  and at least 90% of the NULs sit at odd offsets (little-endian, ASCII
+  text `h\\0i\\0`) or at even offsets (big-endian).
+
+`looks_single_byte(line)` is True for a line that is not UTF-8 but reads
+as Latin-1 / Windows-1252 text: no control bytes other than tab and line
+ends, and no byte Windows-1252 leaves undefined. Random binary lines
+almost always hold a control byte, so they do not pass.
 """
 
 import dataclasses
@@ -39,7 +59,87 @@ import logging
 import zlib
 
 from keras_elmo.data import corpus
-from keras_elmo.data import corpus_sniff
+
+HEAD_BYTES = 4096
+
+_ICONV = "iconv -f {src} -t UTF-8 {path} > {path}.utf8"
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 little-endian (byte-order mark FF FE 00 00)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 big-endian (byte-order mark 00 00 FE FF)"),
+    (b"\xff\xfe", "UTF-16 little-endian (byte-order mark FF FE)"),
+    (b"\xfe\xff", "UTF-16 big-endian (byte-order mark FE FF)"),
+)
+# Bytes Windows-1252 does not define.
+_CP1252_UNDEFINED = frozenset(b"\x81\x8d\x8f\x90\x9d")
+_ALLOWED_CONTROLS = frozenset(b"\t\r\n")
+
+
+def _iconv(source, path):
+    return _ICONV.format(src=source, path=path)
+
+
+def sniff_head(head, path):
+    """Why the file starting with `head` is not UTF-8 text, or None.
+
+    Args:
+        head: bytes, the first bytes of the file (decompressed).
+        path: str, the file's name (for `.gz` and the message's command).
+
+    Returns:
+        A sentence naming the encoding it looks like and how to convert
+        it, or None when nothing in the head says "not text".
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            source = name.split(" ")[0]  # iconv reads the mark itself
+            return (
+                f"it looks like {name}, not UTF-8; convert it with "
+                f"`{_iconv(source, path)}`"
+            )
+    if head.startswith(b"\x1f\x8b") and not path.endswith(".gz"):
+        return (
+            "it is gzip-compressed data but its name does not end in .gz; "
+            "rename it to end in .gz (or `gunzip` it)"
+        )
+    return _sniff_utf16(head, path)
+
+
+def _sniff_utf16(head, path):
+    nuls = head.count(0)
+    if len(head) < 8 or nuls <= 0.3 * len(head):
+        return None
+    odd = sum(1 for i in range(1, len(head), 2) if head[i] == 0)
+    for share, source in ((odd, "UTF-16LE"), (nuls - odd, "UTF-16BE")):
+        if share >= 0.9 * nuls:
+            return (
+                f"it looks like {source} text without a byte-order mark "
+                f"(every other byte is NUL), not UTF-8; convert it with "
+                f"`{_iconv(source, path)}`"
+            )
+    return None
+
+
+def looks_single_byte(line):
+    """True if a non-UTF-8 line reads as Latin-1 / Windows-1252 text."""
+    for byte in line:
+        if byte < 0x20 and byte not in _ALLOWED_CONTROLS:
+            return False
+        if byte == 0x7F or byte in _CP1252_UNDEFINED:
+            return False
+    return True
+
+
+def single_byte_hint(path):
+    """The sentence for a file whose bad lines read as Latin-1 text."""
+    return (
+        "its lines that are not UTF-8 read as Latin-1 / Windows-1252 text; "
+        f"convert it with `{_iconv('WINDOWS-1252', path)}`"
+    )
+
+
+def binary_hint():
+    return "this looks like binary data, not sentence-per-line text"
+
 
 logger = logging.getLogger(__name__)
 
@@ -224,8 +324,8 @@ def scan_file(path, known=None, max_tokens=None):
     health = FileHealth(path, oov=None if known is None else 0)
     try:
         with _open_checked(path) as f:
-            head = f.peek(corpus_sniff.HEAD_BYTES)[: corpus_sniff.HEAD_BYTES]
-            problem = corpus_sniff.sniff_head(head, path)
+            head = f.peek(HEAD_BYTES)[:HEAD_BYTES]
+            problem = sniff_head(head, path)
             if problem:
                 raise CorpusError(
                     f"Corpus file {path!r} is not UTF-8 text: {problem}."
@@ -265,7 +365,7 @@ def _count_line(health, number, line, known, max_tokens):
         if health.first_invalid is None:
             health.first_invalid = number
             health.first_invalid_text = body[:60]
-        if corpus_sniff.looks_single_byte(line):
+        if looks_single_byte(line):
             health.single_byte_like += 1
         return
     health.tokens += len(tokens)
@@ -294,15 +394,15 @@ def check_file(health, limits):
             f"{health.bytes} bytes are NUL "
             f"({health.nul_bytes / health.bytes:.0%}, more than "
             f"`max_nul_fraction={limits.max_nul_fraction:g}`; first at line "
-            f"{health.first_nul}); {corpus_sniff.binary_hint()}."
+            f"{health.first_nul}); {binary_hint()}."
         )
     if nonblank and health.invalid_utf8 > (
         limits.max_invalid_fraction * nonblank
     ):
         hint = (
-            corpus_sniff.single_byte_hint(path)
+            single_byte_hint(path)
             if health.single_byte_like == health.invalid_utf8
-            else corpus_sniff.binary_hint()
+            else binary_hint()
         )
         raise CorpusError(
             f"Corpus file {path!r}: {health.invalid_utf8} of its "

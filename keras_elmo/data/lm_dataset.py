@@ -17,8 +17,8 @@ import logging
 import tensorflow as tf
 
 from keras_elmo.data import corpus
-from keras_elmo.text.char_ops import tokens_to_char_ids
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.text.char_vocab import tokens_to_char_ids
+from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
 

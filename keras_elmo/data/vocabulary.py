@@ -9,8 +9,8 @@ import logging
 import os
 
 from keras_elmo.data import corpus
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils.atomic import atomic_write
-from keras_elmo.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
 

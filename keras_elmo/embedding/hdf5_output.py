@@ -9,7 +9,7 @@ plus `sentence_to_index`, a 1-element string dataset holding the JSON
 `{sentence: "i"}` (a repeated sentence maps to its last line); the root
 attribute `keras_elmo_run` holds the run record (`run_identity`: model,
 input, settings, version) as JSON. Lines are
-read as `keras_elmo.embedding.embed_lines` defines (BOM dropped, stripped,
+read as `keras_elmo.embedding.batching` defines (BOM dropped, stripped,
 `str.split()`); a blank line gives an empty dataset.
 
 The input is read in chunks of `CHUNK_BATCHES * batch_size` lines, each
@@ -55,15 +55,15 @@ import numpy as np
 
 from keras_elmo.embedding import journal as embed_journal
 from keras_elmo.embedding import run_identity
+from keras_elmo.embedding.batching import check_layers
 from keras_elmo.embedding.batching import embed_in_length_order
-from keras_elmo.embedding.embed_lines import check_layers
-from keras_elmo.embedding.embed_lines import select_layers
-from keras_elmo.embedding.embed_lines import sentence_text
-from keras_elmo.embedding.embed_lines import sentence_tokens
-from keras_elmo.utils import write_faults
+from keras_elmo.embedding.batching import select_layers
+from keras_elmo.embedding.batching import sentence_text
+from keras_elmo.embedding.batching import sentence_tokens
+from keras_elmo.utils import atomic as write_faults
+from keras_elmo.utils import check_positive_int
+from keras_elmo.utils.atomic import check_not_an_input
 from keras_elmo.utils.progress import progress_bar
-from keras_elmo.utils.same_file import check_not_an_input
-from keras_elmo.utils.validation import check_positive_int
 
 CHUNK_BATCHES = 16  # batches per chunk read, sorted by length together
 PARTIAL_SUFFIX = ".partial"
@@ -181,7 +181,7 @@ def embed_file(
     """Embeds `input_path` into `output_path`; returns the line count.
 
     Args:
-        embedder: a runner (`keras_elmo.embedding.runners`) or a
+        embedder: a runner (`keras_elmo.embedding.embedder`) or a
             `keras_elmo.Embedder`: called on a list of token lists (bytes),
             it returns one `[L + 1, n, 2P]` array per sentence, and has
             `num_layers`, `output_dim`, `max_tokens` and `identity` (a

@@ -38,8 +38,8 @@ import os
 import shutil
 import tempfile
 
-from keras_elmo.utils import file_modes
-from keras_elmo.utils import write_faults
+from keras_elmo.utils import atomic as file_modes
+from keras_elmo.utils import atomic as write_faults
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.digests import fsync_directory
 

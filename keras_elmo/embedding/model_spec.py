@@ -16,7 +16,7 @@ same vectors:
   choice for plumbing tests, never a fallback;
 - `vocab`: a vocabulary whose token embeddings are cached;
 - `trust_saved_model`: load a SavedModel `model` whose ops are not those
-  of keras_elmo's export (`keras_elmo.export.saved_model_check`).
+  of keras_elmo's export (`keras_elmo.export.saved_model`).
 
 `model_files_identity(spec)` identifies the model a spec names from its
 files alone, for a process that must not load it (a Beam launcher, a
@@ -33,10 +33,10 @@ import os
 import keras
 
 from keras_elmo.config import BiLMConfig
+from keras_elmo.embedding.embedder import BiLMEmbedder
+from keras_elmo.embedding.embedder import runner_for
 from keras_elmo.embedding.run_identity import saved_model_identity
 from keras_elmo.embedding.run_identity import vocabulary_digest
-from keras_elmo.embedding.runners import BiLMEmbedder
-from keras_elmo.embedding.runners import runner_for
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.presets import DEFAULT_PRESET
 from keras_elmo.presets import sources as model_sources
@@ -106,17 +106,23 @@ def load_spec(spec):
         if vocab:
             description += f", token cache of {vocab}"
         return BiLMEmbedder(bilm, vocabulary=vocab), description
-    resolved = model_sources.resolve_model(source_of(spec))
-    vocab = spec.get("vocab")
+    return model_sources.load(
+        source_of(spec),
+        _runner,
+        vocab=spec.get("vocab"),
+        trust_saved_model=bool(spec.get("trust_saved_model")),
+    )
+
+
+def _runner(resolved, vocab, trust_saved_model):
+    """`load_spec`'s build step: `(runner, description)`."""
     if vocab and resolved.format == "saved_model":
         raise ValueError(
             "`vocab` caches token embeddings of a BiLM; it does not apply "
             f"to the {resolved.description}."
         )
     runner = runner_for(
-        resolved,
-        vocabulary=vocab,
-        trust_saved_model=bool(spec.get("trust_saved_model")),
+        resolved, vocabulary=vocab, trust_saved_model=trust_saved_model
     )
     suffix = f", token cache of {vocab}" if vocab else ""
     return runner, resolved.description + suffix
@@ -172,8 +178,8 @@ def _local_model(source):
     of a local archive, or None (a source that would be downloaded)."""
     from keras_elmo.presets import archives
     from keras_elmo.presets import available_presets
-    from keras_elmo.presets.model_formats import allennlp_files
-    from keras_elmo.presets.model_formats import detect_model
+    from keras_elmo.presets.sources import allennlp_files
+    from keras_elmo.presets.sources import detect_model
     from keras_elmo.presets.sources import resolve_model
 
     if isinstance(source, (list, tuple)):

@@ -19,7 +19,7 @@ from keras_elmo.models.elmo_layer import ElmoLayer
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.models.token_encoder import lookup_tables
 from keras_elmo.text.token_inputs import split_words
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
 

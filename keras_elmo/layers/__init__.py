@@ -6,20 +6,20 @@ lives in `keras_elmo.models` and is published here by `keras_elmo`.
 """
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.layers.character_ids import CharacterIds
-from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.char_cnn_embedding import Highway
 from keras_elmo.layers.lm_softmax import LMSoftmax
-from keras_elmo.layers.next_token_states import NextTokenStates
+from keras_elmo.layers.lm_softmax import NextTokenStates
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
-from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.unicode_character_ids import UnicodeCharacterIds
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
-from keras_elmo.layers.word_ids import WordIds
+from keras_elmo.layers.token_ids import CharacterIds
+from keras_elmo.layers.token_ids import UnicodeCharacterIds
+from keras_elmo.layers.token_ids import WordIds
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import AddWordBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
 
 __all__ = [
     "CharacterIds",

@@ -4,15 +4,15 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.ops import packed_recurrence
+from keras_elmo.ops import recurrences
 from keras_elmo.ops.bilstm_layouts import PackedLayout
 from keras_elmo.ops.bilstm_layouts import PaddedLayout
-from keras_elmo.ops.lstm_recurrence import lstm_recurrence
-from keras_elmo.ops.lstm_recurrence import neutral_lstm_recurrence
+from keras_elmo.ops.recurrences import lstm_recurrence
+from keras_elmo.ops.recurrences import neutral_lstm_recurrence
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import clone_initializer
 from keras_elmo.utils import initializer_configs
-from keras_elmo.utils.backend import is_tensorflow
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.ResidualBiLSTM")
@@ -38,11 +38,11 @@ class ResidualBiLSTM(keras.layers.Layer):
     For speed, the input products `x W + b` of all steps are one matmul
     per layer, both directions advance together in one loop, and each step
     is one batched matmul for the gates plus one for the projection. The
-    loop (`keras_elmo.ops.lstm_recurrence`) has a hand-written gradient
+    loop (`keras_elmo.ops.recurrences`) has a hand-written gradient
     that costs about twice the forward pass, as the FLOPs do. Under a
     mixed-precision policy the gates and cells are computed in float32
     (under a float64 one in float64: `lstm_cell.state_dtype`).
-    Only real tokens are computed (`keras_elmo.ops.packed_recurrence`):
+    Only real tokens are computed (`keras_elmo.ops.recurrences`):
     the rows are sorted by length and packed time-major, so each step
     multiplies only the rows still running, and the input products skip
     padding too; at inference the first layer's input products are
@@ -231,7 +231,7 @@ class ResidualBiLSTM(keras.layers.Layer):
             layout = PaddedLayout(
                 inputs, lengths, self.compute_dtype, neutral_lstm_recurrence
             )
-        elif self.packed and packed_recurrence.available():
+        elif self.packed and recurrences.available():
             layout = PackedLayout(inputs, lengths, self.compute_dtype)
         else:
             layout = PaddedLayout(

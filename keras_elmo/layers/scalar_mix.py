@@ -4,8 +4,8 @@ import keras
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import initializer_configs
-from keras_elmo.utils.validation import check_positive_int
 
 # AllenNLP and bilm-tf both use this epsilon inside the square root.
 _LAYER_NORM_EPSILON = 1e-12

@@ -1,27 +1,210 @@
-"""`BiLM`: the character-aware bidirectional language model (functional)."""
+"""`BiLM`: the character-aware bidirectional language model (functional).
+
+Input: char ids `[B, T, 50]` int32 (0 = padding token), checked by
+`check_char_ids` with errors that say why; for a model with a word
+lexicon, a dict `{"char_ids", "word_ids"}`. Output: `output_dict`, the
+dict `{"word_emb": [B, T, P], "lstm_outputs1..L": [B, T, 2P],
+"mask": [B, T]}`, from which `elmo_layers` builds ELMo's `L + 1` layers
+(layer 0 = `[x; x]`). A stateful model carries its LSTM states across
+calls in `CarriedStates` (an explicit opt-in with `reset_states()`).
+The `from_*` constructors and `save_allennlp` are `BiLMLoaders`'
+(`keras_elmo.models.bilm_io`).
+"""
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.config import BiLMConfig
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.char_cnn_embedding import Highway
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
-from keras_elmo.models import bilm_lexicon
-from keras_elmo.models.bilm_inputs import check_char_ids
-from keras_elmo.models.bilm_loaders import BiLMLoaders
-from keras_elmo.models.bilm_outputs import elmo_layers as elmo_layers
-from keras_elmo.models.bilm_outputs import output_dict
-from keras_elmo.models.bilm_state import CarriedStates
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
+from keras_elmo.models import token_encoder
+from keras_elmo.models.bilm_io import BiLMLoaders
 from keras_elmo.models.token_encoder import token_encoder_for
+from keras_elmo.presets import sources as model_sources
 from keras_elmo.text import char_vocab
-from keras_elmo.utils.backend import check_backend
+from keras_elmo.utils import check_backend
+
+
+def check_char_ids(char_ids, num_characters=char_vocab.NUM_CHARACTERS):
+    """Validates a `BiLM` input; returns it (a nested list as an array).
+
+    Checks the dtype (integer) and shape (`[B, T, 50]`) of any input, and
+    for concrete values (NumPy arrays, eager tensors) that every id is in
+    `[0, num_characters)` (262 for UTF-8 bytes, a Unicode lexicon's rows
+    + 1); symbolic tensors are checked at trace time for
+    dtype and shape only.
+    """
+    if isinstance(char_ids, (list, tuple)):
+        char_ids = np.asarray(char_ids)
+    dtype = getattr(char_ids, "dtype", None)
+    shape = getattr(char_ids, "shape", None)
+    if dtype is None or shape is None:
+        raise TypeError(
+            "`char_ids` must be an int array [B, T, 50] (see "
+            f"keras_elmo.batch_to_ids), received {type(char_ids).__name__}: "
+            f"{char_ids!r:.80}"
+        )
+    dtype = keras.backend.standardize_dtype(
+        dtype
+        if not isinstance(dtype, np.dtype) or dtype.kind not in "USO"
+        else "string"
+    )
+    if dtype == "string":
+        raise TypeError(
+            "Received an invalid value for argument `char_ids`, expected "
+            "int char ids [B, T, 50], got a string tensor of shape "
+            f"{tuple(shape)}; map string tokens with "
+            "keras_elmo.layers.CharacterIds or use ElmoLayer."
+        )
+    if not (dtype.startswith("int") or dtype.startswith("uint")):
+        raise TypeError(
+            "Received an invalid value for argument `char_ids`, expected "
+            "integer char ids (int32, see keras_elmo.batch_to_ids), got "
+            f"dtype {dtype}."
+        )
+    try:
+        shape = tuple(shape)
+    except ValueError:  # a graph tensor of unknown rank: checked later
+        return char_ids
+    width = char_vocab.MAX_CHARS_PER_TOKEN
+    if len(shape) != 3 or shape[-1] not in (None, width):
+        raise ValueError(
+            "Received an invalid value for argument `char_ids`, expected "
+            f"shape [B, T, {width}], got shape {shape}."
+        )
+    if isinstance(char_ids, np.ndarray):
+        values = char_ids
+    elif hasattr(char_ids, "numpy"):  # eager tensors only
+        values = np.asarray(char_ids.numpy())
+    else:
+        return char_ids
+    if values.size:
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high >= num_characters:
+            bad = low if low < 0 else high
+            where = tuple(int(i) for i in np.argwhere(values == bad)[0])
+            raise ValueError(
+                "Received an invalid value for argument `char_ids`, "
+                f"expected ids in [0, {num_characters}), got "
+                f"{bad} at index {where}."
+            )
+    return char_ids
+
+
+def output_dict(strip, x, layers, mask):
+    """The biLM's outputs: `x` and each biLSTM layer without `<S>`/`</S>`
+    (`strip`, a `RemoveSentenceBoundaries`), and the token `mask`."""
+    outputs = {"word_emb": strip(x, mask=mask)}
+    for layer, sequence in enumerate(layers, start=1):
+        outputs[f"lstm_outputs{layer}"] = strip(sequence, mask=mask)
+    outputs["mask"] = mask
+    return outputs
+
+
+def elmo_layers(outputs):
+    """ELMo's `L + 1` layers from a biLM output dict, built once here.
+
+    `[h_0, h_1, ..., h_L]`, each `[B, T, 2P]`: layer 0 is the token
+    embedding twice, `h_0 = [x; x]` (`"word_emb"`), so it has the width of
+    the biLSTM layers `h_k = [h_k_forward; h_k_backward]`
+    (`"lstm_outputs{k}"`), as AllenNLP's `_ElmoBiLm` builds it. Takes any
+    dict with these keys (a `BiLM`'s, or a SavedModel signature's).
+    """
+    word_emb = outputs["word_emb"]
+    num_lstm = sum(1 for key in outputs if key.startswith("lstm_outputs"))
+    layers = [ops.concatenate([word_emb, word_emb], axis=-1)]
+    layers += [outputs[f"lstm_outputs{k}"] for k in range(1, num_lstm + 1)]
+    return layers
+
+
+class CarriedStates:
+    """Final LSTM states of the last call, per row, as AllenNLP keeps them.
+
+    States are `h` `[L, 2, S, P]` and `c` `[L, 2, S, H]` (layer, direction,
+    row). For a batch of `B` rows, `initial` returns the first `B` stored
+    rows, with zero rows appended when `B > S`; `update` stores the new
+    final states in rows `0..B-1` and keeps rows `B..S-1` from before, so
+    the store holds the largest batch seen. A row whose new layer-0 state
+    sums to exactly zero (a row that never ran) keeps its old state,
+    AllenNLP's "used rows" rule, applied to `h` and `c` separately. Held
+    as NumPy arrays, outside any graph.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.reset()
+
+    def reset(self):
+        self.h = None
+        self.c = None
+
+    def initial(self, char_ids):
+        batch = int(ops.shape(char_ids)[0])
+        cfg = self.config
+        h = np.zeros((cfg.num_layers, 2, batch, cfg.projection_dim), np.float32)
+        c = np.zeros((cfg.num_layers, 2, batch, cfg.lstm_units), np.float32)
+        if self.h is not None:
+            rows = min(batch, self.h.shape[2])
+            h[:, :, :rows] = self.h[:, :, :rows]
+            c[:, :, :rows] = self.c[:, :, :rows]
+        return h, c
+
+    def load(self, h, c):
+        """Replaces the stored states with copies of `h`, `c`."""
+        cfg = self.config
+        h = np.array(h, np.float32)
+        c = np.array(c, np.float32)
+        want = (cfg.num_layers, 2)
+        if (
+            h.shape[:2] != want
+            or c.shape[:3] != h.shape[:3]
+            or h.shape[3] != cfg.projection_dim
+            or c.shape[3] != cfg.lstm_units
+        ):
+            raise ValueError(
+                "Received states of shapes h "
+                f"{h.shape} and c {c.shape}, expected [{cfg.num_layers}, 2, "
+                f"rows, {cfg.projection_dim}] and [{cfg.num_layers}, 2, "
+                f"rows, {cfg.lstm_units}]."
+            )
+        self.h, self.c = h, c
+
+    def update(self, final_h, final_c):
+        try:
+            final_h = ops.convert_to_numpy(final_h)
+            final_c = ops.convert_to_numpy(final_c)
+        except Exception as e:  # symbolic tensors inside a traced graph
+            raise RuntimeError(
+                "A stateful BiLM carries its states in Python between "
+                "calls and must be called eagerly, `bilm(char_ids)`, not "
+                "inside `predict`/`fit` or a `tf.function`."
+            ) from e
+        final_h = final_h.astype(np.float32)
+        final_c = final_c.astype(np.float32)
+        if self.h is None:
+            self.h, self.c = final_h, final_c
+            return
+        self.h = _merge(self.h, final_h)
+        self.c = _merge(self.c, final_c)
+
+
+def _merge(old, new):
+    """Rows `0..B-1` from `new` where used, all other rows from `old`."""
+    batch = new.shape[2]
+    used = new[0].sum(axis=(0, 2)) != 0.0  # [B], over directions and units
+    rows = max(batch, old.shape[2])
+    merged = np.zeros(new.shape[:2] + (rows, new.shape[3]), np.float32)
+    merged[:, :, : old.shape[2]] = old
+    merged[:, :, :batch][:, :, used] = new[:, :, used]
+    return merged
 
 
 class _Holder:
@@ -100,7 +283,7 @@ class BiLM(BiLMLoaders, keras.Model):
         add_boundaries = AddSentenceBoundaries(
             dtype=dtype,
             name="add_sentence_boundaries",
-            **bilm_lexicon.boundary_args(config),
+            **token_encoder.boundary_args(config),
         )
         token_mask = TokenMask(dtype=dtype, name="token_mask")
         char_cnn = CharCNNEmbedding(
@@ -109,9 +292,9 @@ class BiLM(BiLMLoaders, keras.Model):
             activation=config.activation,
             dtype=dtype,
             name="char_cnn",
-            **bilm_lexicon.char_cnn_args(config),
+            **token_encoder.char_cnn_args(config),
         )
-        words = bilm_lexicon.word_branch(config, dtype)
+        words = token_encoder.word_branch(config, dtype)
         word_embedding = None if words is None else words[0]
         highway = Highway(
             num_layers=config.num_highway_layers, dtype=dtype, name="highway"
@@ -237,7 +420,7 @@ class BiLM(BiLMLoaders, keras.Model):
         there.
         """
         if self.word_embedding is not None or isinstance(char_ids, dict):
-            return bilm_lexicon.embed_tokens(self, char_ids)
+            return token_encoder.embed_tokens(self, char_ids)
         return self.token_projection(self.highway(self.char_cnn(char_ids)))
 
     def contextualize(self, token_embeddings, mask, training=None):
@@ -275,7 +458,7 @@ class BiLM(BiLMLoaders, keras.Model):
                 check_char_ids(inputs["char_ids"], rows)
         else:
             if self.word_embedding is not None:
-                raise TypeError(bilm_lexicon.NEEDS_WORD_IDS)
+                raise TypeError(token_encoder.NEEDS_WORD_IDS)
             inputs = check_char_ids(inputs, rows)
         if not self.stateful or isinstance(inputs, dict):
             return super().__call__(inputs, *args, **kwargs)
@@ -302,7 +485,7 @@ class BiLM(BiLMLoaders, keras.Model):
     def carry_states(self, h, c):
         """Sets the carried LSTM states (stateful mode): `h` `[L, 2, S, P]`
         and `c` `[L, 2, S, H]` float32, rows as `reset_states` forgets
-        them (`keras_elmo.models.bilm_state`). The next call starts its
+        them (`keras_elmo.models.bilm`). The next call starts its
         row `b` from row `b` of these."""
         if self._carried is None:
             raise ValueError(
@@ -328,3 +511,13 @@ class BiLM(BiLMLoaders, keras.Model):
             "trainable": self.trainable,
             "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
         }
+
+
+def load_bilm_or_elmo_layer(source):
+    """`(model, description)`: a `BiLM`, or the `ElmoLayer` of a `.keras`
+    file holding exactly one (so an export keeps its learned mix)."""
+    return model_sources.load(source, _model_and_description)
+
+
+def _model_and_description(resolved):
+    return BiLM.model_from_resolved(resolved), resolved.description

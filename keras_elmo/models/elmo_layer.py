@@ -5,16 +5,16 @@ import numpy as np
 from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.character_ids import numpy_char_ids
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.token_ids import numpy_char_ids
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.token_inputs import dense_tokens
 from keras_elmo.text.token_inputs import describe
 from keras_elmo.text.token_inputs import python_tokens
-from keras_elmo.utils.backend import is_tensorflow
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
+from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export(["keras_elmo.ElmoLayer", "keras_elmo.layers.ElmoLayer"])

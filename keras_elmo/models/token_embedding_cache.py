@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.layers.character_ids import CharacterIds
+from keras_elmo.layers.token_ids import CharacterIds
 from keras_elmo.text import char_vocab
 
 # Rows of the cache before the vocabulary's.

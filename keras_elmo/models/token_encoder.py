@@ -1,4 +1,4 @@
-"""The biLM's token encoder: string tokens -> exactly the inputs it takes.
+"""The biLM's token encoder and the layers its lexicons decide.
 
 One owner for "tokens to model inputs": `BiLM.encode_tokens` calls the
 encoder that `token_encoder_for(config)` makes, and `ElmoLayer` (string
@@ -11,14 +11,25 @@ bilm-tf one does:
   `UnicodeCharacterIds`, char ids `[B, T, 50]`;
 - with a word-embedding branch: `LexiconTokenEncoder`, a dict
   `{"char_ids": [B, T, 50], "word_ids": [B, T]}`.
+
+The `BiLM` layers that depend on the character format and the word branch
+come from here too: a bilm-tf config (UTF-8 bytes, no words) gets exactly
+the layers it always had, with no added arguments and no word branch; a
+config with a Unicode character lexicon (`BiLMConfig.char_lexicon`) gets
+its own boundary tokens, table size and padding id; with a word lexicon,
+also the word embedding branch (ELMoForManyLangs: `[word embedding;
+highway(char CNN)]` is projected to `P`).
 """
 
 import keras
+from keras import ops
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.layers.character_ids import CharacterIds
-from keras_elmo.layers.unicode_character_ids import UnicodeCharacterIds
-from keras_elmo.layers.word_ids import WordIds
+from keras_elmo.layers.token_ids import CharacterIds
+from keras_elmo.layers.token_ids import UnicodeCharacterIds
+from keras_elmo.layers.token_ids import WordIds
+from keras_elmo.layers.token_sequence import AddWordBoundaries
+from keras_elmo.text import char_vocab as unicode_lexicon
 
 
 def token_encoder_for(config):
@@ -121,3 +132,67 @@ class LexiconTokenEncoder(keras.layers.Layer):
             }
         )
         return config
+
+
+def boundary_args(config):
+    """`AddSentenceBoundaries` keyword arguments for `config`."""
+    if not config.has_char_lexicon:
+        return {}
+    bos, eos = unicode_lexicon.boundary_char_ids(config.char_specials)
+    return {"bos_ids": bos.tolist(), "eos_ids": eos.tolist()}
+
+
+def char_cnn_args(config):
+    """`CharCNNEmbedding` keyword arguments for `config`'s table."""
+    if not config.has_char_lexicon:
+        return {}
+    return {
+        "num_characters": config.char_table_rows,
+        "pad_id": config.char_pad_id,
+    }
+
+
+def word_branch(config, dtype=None):
+    """None, or `(Embedding, AddWordBoundaries, Concatenate)`."""
+    if not config.has_word_branch:
+        return None
+    specials = unicode_lexicon.specials_dict(
+        config.word_specials, unicode_lexicon.WORD_SPECIALS
+    )
+    return (
+        keras.layers.Embedding(
+            config.word_vocab_size,
+            config.word_embedding_dim,
+            dtype=dtype,
+            name="word_embedding",
+        ),
+        AddWordBoundaries(
+            specials["bos"],
+            specials["eos"],
+            specials["pad"],
+            name="add_word_boundaries",
+        ),
+        keras.layers.Concatenate(axis=-1, dtype=dtype, name="token_features"),
+    )
+
+
+NEEDS_WORD_IDS = (
+    "This biLM has a word embedding branch: it takes {'char_ids': "
+    "[B, T, 50], 'word_ids': [B, T]}, made from string tokens by "
+    "`bilm.encode_tokens(tokens)`; received char ids only."
+)
+
+
+def embed_tokens(bilm, inputs):
+    """`BiLM.embed_tokens` for `{"char_ids"[, "word_ids"]}` inputs:
+    `projection([word_embedding(w); highway(char_cnn(c))])`, or without
+    words `projection(highway(char_cnn(c)))`."""
+    if not isinstance(inputs, dict) or (
+        bilm.word_embedding is not None and "word_ids" not in inputs
+    ):
+        raise TypeError(NEEDS_WORD_IDS)
+    features = bilm.highway(bilm.char_cnn(inputs["char_ids"]))
+    if bilm.word_embedding is not None:
+        words = bilm.word_embedding(inputs["word_ids"])
+        features = ops.concatenate([words, features], axis=-1)
+    return bilm.token_projection(features)

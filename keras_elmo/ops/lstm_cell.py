@@ -1,7 +1,7 @@
 """`lstm_cell`: one step of the projected, clipped LSTM and its gradient.
 
 Written once, driven by both time loops: `lstm_recurrence` (every step of
-every row, padded) and `packed_recurrence` (the running rows only). Both
+every row, padded) and `packed_lstm_recurrence` (the running rows only). Both
 directions advance together; a step's tensors stack them on a direction
 axis, `axis` 0 (`[2, n, D]`, the padded loop) or 1 (`[n, 2, D]`, the
 packed one). For each direction `d`, with `U = recurrent_kernel[d]`

@@ -21,10 +21,10 @@ EMBEDDIA's models on CLARIN.SI are `.tar.gz` files holding one folder,
 - the cache key is the archive's content digest, so a changed archive at
   the same path is unpacked anew. A downloaded archive's digest is first
   checked against its pin or first-download record
-  (`keras_elmo.presets.archive_digest`);
+  (`keras_elmo.presets.archives`);
 - the unpacked folder carries a record of every file (size, mtime,
   sha256), written in the staging folder before the rename, and is
-  checked against it on every load (`keras_elmo.presets.cache_integrity`):
+  checked against it on every load (`keras_elmo.presets.download`):
   a changed, added or missing file refuses the folder; `force=True`
   unpacks it again, as does a folder without a record (an older version's);
 - a member that cannot be read (a corrupt or truncated archive) or
@@ -33,9 +33,39 @@ EMBEDDIA's models on CLARIN.SI are `.tar.gz` files holding one folder,
 
 The model folder is the archive's root, or its single top-level folder
 when everything sits under one (`norelmo/options.json`).
+
+The sha256 check of a downloaded archive (`check_download`): pinned, or
+recorded on first download and checked on every later use (trust on first use).
+
+Most published `.zip` / `.tar.gz` models have no digest their publisher
+states, and none could be recorded when they were registered (no network
+then): their registry entry says `sha256=None`, and `keras-elmo presets`
+prints "unpinned". For those an unverified download is unavoidable the
+first time, so the loader says so and narrows the risk to that one
+download:
+
+- **pinned** (`sha256` given): the archive's digest must equal it, on the
+  first download (Keras' `get_file` checks it too) and on every later use
+  of the cached copy;
+- **unpinned**: the first download's digest is written beside the cached
+  archive, `CACHE/<name>.zip.sha256` (a JSON object `{"sha256": ...,
+  "source": ...}`, written atomically), with a WARNING log that names the
+  digest so a user can compare it with another copy. Every later use,
+  including a `force=True` re-download, must give the same digest: the
+  NLPL repository states that a published entry never changes
+  (wiki.nlpl.eu/index.php/Vectors/home), so a different archive under the
+  same name is an error, never silently accepted. Deleting the `.sha256`
+  file accepts the new archive. An archive given by URL (not by name) is
+  the exception the URL cache documents (docs/PRESETS.md, "Caches of
+  URLs"): `force=True` fetches it again and records the new digest, with
+  a WARNING naming the old and the new one.
+
+An archive given by local path is the user's own file: it is unpacked (its
+digest keys the unpack folder) but neither pinned nor recorded.
 """
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -45,14 +75,83 @@ import tempfile
 import zipfile
 import zlib
 
-from keras_elmo.presets import archive_digest
-from keras_elmo.presets import cache_integrity
+from keras_elmo.presets import download
+from keras_elmo.presets.download import PresetDownloadError
 from keras_elmo.presets.download import cache_root
 from keras_elmo.presets.download import sha256_of
-from keras_elmo.utils import file_modes
-from keras_elmo.utils import write_faults
+from keras_elmo.utils import atomic as file_modes
+from keras_elmo.utils import atomic as write_faults
+from keras_elmo.utils.atomic import atomic_write
 
 logger = logging.getLogger(__name__)
+
+# The record's name and reader live with the cache's other records.
+RECORD_SUFFIX = download.RECORD_SUFFIX
+record_path = download.archive_record_path
+read_record = download.read_archive_record
+
+
+class ArchiveDigestError(PresetDownloadError):
+    """A cached archive's sha256 differs from the pinned or recorded one."""
+
+
+def check_download(
+    archive_path, digest, pinned, label, source=None, accept_change=False
+):
+    """Checks the digest of a downloaded archive (see the module docstring).
+
+    Args:
+        archive_path: str. The cached archive.
+        digest: str. Its sha256 (hex), computed by the caller.
+        pinned: str or None. The registry's digest.
+        label: str. How messages name the model.
+        source: str or None. The URL it came from, for the record.
+        accept_change: bool. Record a digest that differs from the
+            recorded one (a `force=True` re-download of a URL) instead of
+            refusing it.
+
+    Returns:
+        str: "pinned", "recorded" (first download of an unpinned archive,
+        or an accepted change) or "matches-record".
+
+    Raises:
+        ArchiveDigestError: the digest differs from the pinned or recorded
+            one; the message names both and what to delete.
+    """
+    if pinned:
+        if digest != pinned.lower():
+            raise ArchiveDigestError(
+                f"{label}: the archive {archive_path!r} has sha256 {digest}, "
+                f"expected the pinned {pinned.lower()}. Delete it (or pass "
+                "`force=True`) to fetch it again."
+            )
+        return "pinned"
+    record = record_path(archive_path)
+    recorded = read_record(archive_path)
+    if recorded is None or (accept_change and digest != recorded):
+        with atomic_write(record) as f:
+            json.dump({"sha256": digest, "source": source}, f, indent=2)
+        before = "" if recorded is None else f" (it was {recorded})"
+        logger.warning(
+            "%s has no pinned sha256 (unpinned): this download could not be "
+            "verified. Its sha256 %s%s is recorded in %s and every later "
+            "use is checked against it.",
+            label,
+            digest,
+            before,
+            record,
+        )
+        return "recorded"
+    if digest != recorded:
+        raise ArchiveDigestError(
+            f"{label}: the archive {archive_path!r} has sha256 {digest}, but "
+            f"{recorded} was recorded when it was first downloaded (in "
+            f"{record!r}); a published archive should never change. Delete "
+            f"{record!r} to accept the new archive, or delete the archive "
+            "to fetch it again."
+        )
+    return "matches-record"
+
 
 MAX_UNPACKED_BYTES = 64 << 30  # 64 GiB: the 5.5B model is ~0.4 GiB
 MAX_MEMBERS = 10_000
@@ -186,7 +285,7 @@ def unpack_archive(
         pinned: str or None. The registry's sha256 of a downloaded archive.
         url: str or None. Where a downloaded archive came from. When given
             (or when `pinned` is), the archive's digest is checked first
-            (`keras_elmo.presets.archive_digest.check_download`).
+            (`keras_elmo.presets.archives.check_download`).
         accept_change: bool. Passed on to `check_download` (a URL fetched
             again with `force=True`).
         force: bool. Unpack again even when an unpacked folder exists.
@@ -194,12 +293,12 @@ def unpack_archive(
     Raises:
         UnsafeArchiveError: see the module docstring.
         CorruptArchiveError: a member cannot be read; names it.
-        keras_elmo.utils.write_faults.WriteFailed: the disk is full (or
+        keras_elmo.utils.atomic.WriteFailed: the disk is full (or
             the cache not writable) while unpacking; names the archive,
             the member and the folder.
-        keras_elmo.presets.archive_digest.ArchiveDigestError: a downloaded
+        keras_elmo.presets.archives.ArchiveDigestError: a downloaded
             archive's digest differs from its pin or first-download record.
-        keras_elmo.presets.cache_integrity.CacheIntegrityError: the
+        keras_elmo.presets.download.CacheIntegrityError: the
             unpacked folder differs from its record.
         ValueError: neither a ZIP nor a tar file.
     """
@@ -212,9 +311,7 @@ def unpack_archive(
         raise ValueError(f"{label} is neither a ZIP nor a tar(.gz) file.")
     digest = sha256_of(path)
     if pinned or url:
-        archive_digest.check_download(
-            path, digest, pinned, label, url, accept_change
-        )
+        check_download(path, digest, pinned, label, url, accept_change)
     root = cache_root(cache_dir)
     target = os.path.join(root, f"{kind}-{digest[:20]}")
     if os.path.isdir(target) and not force:
@@ -223,7 +320,7 @@ def unpack_archive(
             "the next load (or load it with force=True; `keras-elmo "
             "download` takes the same option)."
         )
-        if cache_integrity.check_entry(target, label, refetch):
+        if download.check_entry(target, label, refetch):
             return model_root(target)
         logger.info("%s: %s has no record; unpacking again.", label, target)
     os.makedirs(root, exist_ok=True)
@@ -241,8 +338,8 @@ def unpack_archive(
                 _extract_zip(archive, plan, staging, label, target)
             else:
                 _extract_tar(archive, plan, staging, label, target)
-            with _member_errors(label, cache_integrity.RECORD, target):
-                cache_integrity.write_record(staging)
+            with _member_errors(label, download.RECORD, target):
+                download.write_record(staging)
             _install(staging, target, root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -298,11 +395,6 @@ def _member_errors(label, member, folder):
                 "truncated. Fetch it again (or delete it)."
             ) from e
         raise
-
-
-def unpack_zip(path, cache_dir=None, label=None):
-    """`unpack_archive` for a local `.zip` (kept for existing callers)."""
-    return unpack_archive(path, cache_dir, label)
 
 
 def _destination(staging, name):

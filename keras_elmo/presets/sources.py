@@ -1,18 +1,28 @@
-"""The one resolver: any model source -> local files and their format.
+"""The one resolver and the one loader: any model source -> a model.
 
-`resolve_model(source)` is what `BiLM.from_preset`, `ElmoLayer.from_preset`,
-`keras_elmo.Embedder.from_preset`, every `keras-elmo` command and the Beam
-handler call to answer "which model?". Accepted, in the order tried:
+`load(source, build, **options)` is the one loader: every entry point that
+makes a model from a source (`BiLM.from_preset`, `BiLM.from_allennlp`,
+`BiLM.from_elmoformanylangs`, `ElmoLayer.from_preset`,
+`keras_elmo.Embedder.from_preset`, `LMSubstitutes.from_preset`, the
+`keras-elmo` commands, the Beam and Spark workers through
+`keras_elmo.embedding.model_spec.load_spec`) calls it. It resolves the
+source once with `resolve_model` and hands the `ResolvedModel` to `build`,
+the caller's step that turns files into its kind of model (a `BiLM`'s
+`from_resolved`, the embedding runner, the language model): one place
+answers "which model?", each kind says how it is built.
+
+`resolve_model(source)` answers "which model?". Accepted, in the order
+tried:
 
 - a pair `(options, weights)` of local paths or URLs;
 - a shipped preset (`elmo_small_en`), offline;
 - a published name (`keras-elmo presets`), an AllenNLP spelling of one, or
   a deprecated name (warns): downloaded once into the cache;
 - a published archive's name (`efml_zh`, `nlpl_no_norelmo100_218`,
-  `embeddia_sl`, ...: `keras_elmo.presets.published_archives`): downloaded
+  `embeddia_sl`, ...: `keras_elmo.presets.published`): downloaded
   once as `CACHE/<name>.zip` (or `.tar.gz`), its sha256 checked against
   the pin or the first download's record
-  (`keras_elmo.presets.archive_digest`), unpacked;
+  (`keras_elmo.presets.archives`), unpacked;
 - `hf://owner/repo[/folder]`: `options.json` + `weights.hdf5` through
   `huggingface_hub` (the optional extra `keras-elmo[hf]`);
 - an `http(s)://` or `file://` URL of a `.zip` or `.tar.gz` archive
@@ -27,13 +37,39 @@ handler call to answer "which model?". Accepted, in the order tried:
 - a local `.zip` / `.tar.gz` archive (unpacked into the cache, keyed by
   its content);
 - a local folder or `.keras` file, whose format
-  `keras_elmo.presets.model_formats.detect_model` tells from the files.
+  `detect_model` tells from the files (below).
 
 The architecture names of `BiLMConfig.from_architecture` ("tiny", "small",
 "medium", "original") are not weights; they get an error that says how to
 build one with random weights. A mistyped name gets a "did you mean".
+
+A local folder or file: `detect_model(path)` looks at the files (never
+at their contents beyond what telling formats apart needs) and returns a
+`ResolvedModel`:
+
+| format              | recognised by                                      |
+|---------------------|----------------------------------------------------|
+| `"allennlp"`        | `options.json` + `weights.hdf5` (AllenNLP, our     |
+|                     | `keras-elmo train` output, shipped presets), or    |
+|                     | `options.json` + `model.hdf5` (NLPL / EMBEDDIA /   |
+|                     | simple_elmo folders), or `options.json` + one      |
+|                     | other `*.hdf5` (EMBEDDIA's                         |
+|                     | `slovenian-elmo-weights.hdf5`); `vocab.txt` and    |
+|                     | `softmax.hdf5` are noted when present              |
+| `"elmoformanylangs"`| `config.json` + `char.dic` + `encoder.pkl` +       |
+|                     | `token_embedder.pkl` (HIT-SCIR ELMoForManyLangs)   |
+| `"saved_model"`     | `saved_model.pb` (`keras-elmo export`), or a TF    |
+|                     | Serving base folder `N/saved_model.pb` (highest N) |
+| `"keras"`           | a `.keras` file (a `BiLM`, or a model holding one  |
+|                     | `ElmoLayer`)                                       |
+
+Anything else raises a `ValueError` that says what each format needs; it
+never lists the folder's files (the path may name any folder on the
+machine). A TF Serving base folder holds numbered versions `N/saved_model.pb`
+(`latest_version`, `version_dir`).
 """
 
+import dataclasses
 import difflib
 import hashlib
 import os
@@ -43,13 +79,182 @@ import tempfile
 from keras_elmo.presets import archives
 from keras_elmo.presets import download
 from keras_elmo.presets import published
-from keras_elmo.presets import published_archives
-from keras_elmo.presets.model_formats import ResolvedModel
-from keras_elmo.presets.model_formats import allennlp_files
-from keras_elmo.presets.model_formats import detect_model
-from keras_elmo.utils.validation import check_path_like
+from keras_elmo.utils import check_path_like
+from keras_elmo.utils import check_positive_int
+
+SAVED_MODEL_FILE = "saved_model.pb"
+
+
+def is_saved_model(path):
+    """Whether `path` is a SavedModel directory."""
+    return os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
+
+
+def latest_version(base_dir):
+    """The highest numeric `base_dir/N` that holds a SavedModel, or None."""
+    versions = [
+        int(name)
+        for name in os.listdir(base_dir)
+        if name.isdigit() and is_saved_model(os.path.join(base_dir, name))
+    ]
+    return os.path.join(base_dir, str(max(versions))) if versions else None
+
+
+def version_dir(base_dir, version):
+    """`base_dir/version` (the layout TF Serving polls), or `base_dir`
+    itself when `version` is None."""
+    if version is None:
+        return base_dir
+    check_positive_int("version", version)
+    return os.path.join(base_dir, str(version))
+
+
+FORMATS = ("allennlp", "elmoformanylangs", "saved_model", "keras")
+
+OPTIONS = "options.json"
+WEIGHTS_NAMES = ("weights.hdf5", "model.hdf5")  # ours / AllenNLP, NLPL
+VOCABULARY = "vocab.txt"
+SOFTMAX = "softmax.hdf5"
+EFML_FILES = ("config.json", "char.dic", "encoder.pkl", "token_embedder.pkl")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedModel:
+    """A model source resolved to local files.
+
+    Args:
+        format: str. One of `FORMATS`.
+        path: str. The local folder (or `.keras` file, or remote
+            SavedModel URI) holding the model.
+        description: str. How messages name the model (e.g. "shipped
+            preset elmo_small_en").
+        options: str or None. The options JSON (`"allennlp"`).
+        weights: str or None. The weights HDF5 (`"allennlp"`).
+        vocabulary: str or None. A bilm-tf vocabulary file beside them.
+        softmax: str or None. The LM softmax (`keras-elmo train` output).
+    """
+
+    format: str
+    path: str
+    description: str
+    options: str = None
+    weights: str = None
+    vocabulary: str = None
+    softmax: str = None
+
+
+def allennlp_files(options, weights, description):
+    """The `ResolvedModel` of an options + weights pair (any folders)."""
+    folder = os.path.dirname(os.path.abspath(weights))
+    return ResolvedModel(
+        format="allennlp",
+        path=folder,
+        description=description,
+        options=options,
+        weights=weights,
+        **_extras(folder),
+    )
+
+
+def detect_model(path, description=None):
+    """The `ResolvedModel` of a local folder or `.keras` file.
+
+    Raises:
+        FileNotFoundError: `path` does not exist.
+        ValueError: no format fits; the message lists the files found.
+    """
+    path = os.fspath(path)
+    description = description or f"model {path}"
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"Model path {path!r} does not exist.")
+    if os.path.isfile(path):
+        if path.endswith(".keras"):
+            return ResolvedModel("keras", path, description)
+        raise ValueError(
+            f"Model file {path!r} is not a .keras file (expected a folder, "
+            "a .zip archive or a .keras file)."
+        )
+    names = set(os.listdir(path))
+    if is_saved_model(path):
+        return ResolvedModel("saved_model", path, f"SavedModel {path}")
+    saved = latest_version(path)
+    if saved:
+        return ResolvedModel("saved_model", saved, f"SavedModel {saved}")
+    weights = [n for n in WEIGHTS_NAMES if n in names] or _other_hdf5(names)
+    if OPTIONS in names and weights:
+        return ResolvedModel(
+            format="allennlp",
+            path=path,
+            description=description,
+            options=os.path.join(path, OPTIONS),
+            weights=os.path.join(path, weights[0]),
+            **_extras(path),
+        )
+    if OPTIONS in names:
+        raise FileNotFoundError(
+            f"Model folder {path!r} has no weights.hdf5 (expected "
+            "options.json + weights.hdf5, or options.json + model.hdf5, or "
+            "options.json + exactly one other .hdf5 file)."
+        )
+    if all(name in names for name in EFML_FILES):
+        return ResolvedModel("elmoformanylangs", path, description)
+    raise ValueError(_no_format_message(path))
+
+
+def _other_hdf5(names):
+    """`[name]` of the folder's only `*.hdf5` besides `softmax.hdf5` (as
+    simple_elmo falls back to), or `[]` when there are none or several."""
+    found = sorted(
+        n for n in names if n.lower().endswith(".hdf5") and n != SOFTMAX
+    )
+    return found if len(found) == 1 else []
+
+
+def _extras(folder):
+    found = {}
+    for key, name in (("vocabulary", VOCABULARY), ("softmax", SOFTMAX)):
+        candidate = os.path.join(folder, name)
+        found[key] = candidate if os.path.isfile(candidate) else None
+    return found
+
+
+def _no_format_message(path):
+    return (
+        f"Model folder {path!r} matches no known format: it is a folder "
+        "holding no known model. "
+        "Expected one of: options.json + weights.hdf5 (AllenNLP, bilm-tf, "
+        "keras-elmo train), options.json + model.hdf5 or one other .hdf5 "
+        f"(NLPL / EMBEDDIA / simple_elmo), {' + '.join(EFML_FILES)} "
+        "(ELMoForManyLangs), saved_model.pb (keras-elmo export) or "
+        "N/saved_model.pb (TF Serving)."
+    )
+
 
 URL_SCHEMES = ("http://", "https://", "file://")
+
+PRESETS_DIR = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_PRESET = "elmo_small_en"  # what every entry point loads by default
+
+
+def available_presets():
+    """Names of the shipped presets (folders with options and weights)."""
+    return sorted(
+        name
+        for name in os.listdir(PRESETS_DIR)
+        if os.path.exists(os.path.join(PRESETS_DIR, name, "weights.hdf5"))
+    )
+
+
+def preset_dir(name):
+    """The folder of preset `name`; a clear error naming the choices."""
+    path = os.path.join(PRESETS_DIR, str(name))
+    if not os.path.exists(os.path.join(path, "weights.hdf5")):
+        raise ValueError(
+            "Received an invalid value for argument `name`, expected one of "
+            f"the shipped presets {available_presets()}, got {name!r}. "
+            "(Architectures alone: keras_elmo.BiLMConfig.from_architecture.)"
+        )
+    return path
 
 
 def resolve_model(source, cache_dir=None, force=False):
@@ -71,9 +276,6 @@ def resolve_model(source, cache_dir=None, force=False):
         keras_elmo.presets.download.PresetDownloadError: a failed download.
         keras_elmo.presets.archives.UnsafeArchiveError: a refused `.zip`.
     """
-    from keras_elmo.presets import available_presets
-    from keras_elmo.presets import preset_dir
-
     if isinstance(source, ResolvedModel):
         return source
     if isinstance(source, (list, tuple)):
@@ -99,7 +301,7 @@ def resolve_model(source, cache_dir=None, force=False):
             force=force,
         )
         return detect_model(folder, f"published preset {model.name}")
-    archive = published_archives.find_archive(source)
+    archive = published.find_archive(source)
     if archive is not None:
         urls = archive.urls()
         path = _fetch_archive(
@@ -153,6 +355,25 @@ def resolve_model(source, cache_dir=None, force=False):
             "folder, a .zip archive or a .keras file)."
         )
     _unknown(source, available_presets())
+
+
+def load(source, build, cache_dir=None, force=False, **options):
+    """The one loader: `build(resolve_model(source), **options)`.
+
+    Args:
+        source: anything `resolve_model` accepts (a `ResolvedModel` is
+            used as it is).
+        build: callable `(ResolvedModel, **options) -> model`, the kind
+            of model wanted (e.g. `keras_elmo.BiLM.from_resolved`).
+        cache_dir: str or None. Overrides the download cache folder.
+        force: bool. Download again even when cached.
+        **options: passed to `build`.
+
+    Returns:
+        What `build` returns.
+    """
+    resolved = resolve_model(source, cache_dir=cache_dir, force=force)
+    return build(resolved, **options)
 
 
 def resolve_preset(source, cache_dir=None, force=False):
@@ -284,7 +505,7 @@ def _unknown(source, shipped):
     from keras_elmo.config import ARCHITECTURES
 
     names = sorted(shipped) + sorted(published.PUBLISHED_PRESETS)
-    names += sorted(published_archives.PUBLISHED_ARCHIVES)
+    names += sorted(published.PUBLISHED_ARCHIVES)
     if source in ARCHITECTURES:
         twin = published.ARCHITECTURE_TWINS.get(source)
         hint = f" AllenNLP's trained {source!r} is {twin!r}." if twin else ""

@@ -6,7 +6,6 @@ import os
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.presets import published
-from keras_elmo.presets import published_archives
 
 
 def _millions(count):
@@ -69,7 +68,7 @@ def presets_table(archives=True):
             f"[weights]({weights_url}) |"
         )
     for archive in (
-        published_archives.PUBLISHED_ARCHIVES.values() if archives else ()
+        published.PUBLISHED_ARCHIVES.values() if archives else ()
     ):
         rows.append(
             f"| `{archive.name}` | {archive.language}, {archive.format} | ? "
@@ -123,7 +122,7 @@ def presets_rows():
                 model.training_data,
             )
         )
-    for archive in published_archives.PUBLISHED_ARCHIVES.values():
+    for archive in published.PUBLISHED_ARCHIVES.values():
         rows.append(
             (
                 archive.name,

@@ -21,7 +21,7 @@ import keras
 import numpy as np
 
 from keras_elmo.api_export import keras_elmo_export
-from keras_elmo.utils.backend import is_tensorflow
+from keras_elmo.utils import is_tensorflow
 
 # Characters Python's `str.split()` treats as whitespace besides the six
 # ASCII ones `tf.strings.split` knows; mapped to " " first, so in-graph

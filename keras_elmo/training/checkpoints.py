@@ -571,7 +571,7 @@ def remove_temporaries(out_dir):
     outputs, record and history (`atomic.remove_abandoned`: only those
     of dead processes)."""
     from keras_elmo.utils.atomic import remove_abandoned
-    from keras_elmo.weights import model_files
+    from keras_elmo.weights import hdf5 as model_files
 
     if not os.path.isdir(out_dir):
         return

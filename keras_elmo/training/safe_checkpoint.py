@@ -24,7 +24,7 @@ import shutil
 
 import tensorflow as tf
 
-from keras_elmo.utils import write_faults
+from keras_elmo.utils import atomic as write_faults
 
 
 class SafeCheckpointManager(tf.train.CheckpointManager):

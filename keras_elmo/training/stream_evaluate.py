@@ -6,12 +6,12 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.corpus import iter_sentences
-from keras_elmo.layers.next_token_states import NextTokenStates
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.layers.lm_softmax import NextTokenStates
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.text.char_vocab import batch_to_ids
 from keras_elmo.training.fused_loss import direction_loss_sum
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 
 def stream_perplexity(model, vocabulary, data, rows=16, max_tokens=100):

@@ -41,7 +41,7 @@ import tensorflow as tf
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.language_model import BiLMLanguageModel
 from keras_elmo.training import checkpoints
 from keras_elmo.training.distributed_data import distributed_lm_dataset
 from keras_elmo.training.distributed_data import is_chief
@@ -60,7 +60,7 @@ from keras_elmo.training.training_config import load_init_from
 from keras_elmo.training.training_config import resolve_model_config
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.atomic import save_keras_atomically
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 logger = logging.getLogger(__name__)
 

@@ -370,8 +370,8 @@ def load_init_from(model, vocabulary_size, init_from):
             the softmax (if given) into `model.softmax`, else it stays
             random, with a warning.
     """
-    from keras_elmo.weights import model_files
-    from keras_elmo.weights.bilm_hdf5 import load_bilm_hdf5
+    from keras_elmo.weights import hdf5 as model_files
+    from keras_elmo.weights.hdf5 import load_bilm_hdf5
 
     _, weights, *rest = init_from
     softmax = rest[0] if rest else None

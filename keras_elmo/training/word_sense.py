@@ -11,7 +11,7 @@ identical, so the nearest neighbour carries no sense information at all.
 
 import numpy as np
 
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.text.char_vocab import batch_to_ids
 
 # (word, sense, whitespace-tokenized sentence). Plain English of the kind
 # the shipped model was trained on (19th-century prose, speeches, bible).

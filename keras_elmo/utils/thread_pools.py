@@ -18,7 +18,7 @@ TensorFlow keeps its pools (logged, not an error).
 import logging
 import os
 
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 logger = logging.getLogger(__name__)
 

@@ -149,7 +149,7 @@ def _tiny_model(work, **overrides):
     from keras_elmo.config import BiLMConfig
     from keras_elmo.data.vocabulary import Vocabulary
     from keras_elmo.models.bilm import BiLM
-    from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+    from keras_elmo.models.language_model import BiLMLanguageModel
     from keras_elmo.training.sparse_adagrad import make_optimizer
     from keras_elmo.training.training_config import TrainingConfig
 

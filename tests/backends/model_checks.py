@@ -128,7 +128,7 @@ def check_language_model_matches_tensorflow(outputs, backend):
     `BiLMLanguageModel` and its softmax): each direction's
     log-probabilities within the bound of TensorFlow's, and the same top
     5 candidates for every token."""
-    from keras_elmo.models.lm_substitutes import LMSubstitutes
+    from keras_elmo.models.language_model import LMSubstitutes
 
     expected = LMSubstitutes.from_preset("elmo_small_en").log_probabilities(
         LM_SENTENCES

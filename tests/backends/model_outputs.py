@@ -71,7 +71,7 @@ def language_model_outputs():
     """`preset/lm/<direction>`: `LMSubstitutes.from_preset("elmo_small_en")`
     (the shipped `BiLMLanguageModel` with its softmax) log-probabilities
     `[sum n, V]` of `LM_SENTENCES`, the sentences concatenated."""
-    from keras_elmo.models.lm_substitutes import LMSubstitutes
+    from keras_elmo.models.language_model import LMSubstitutes
 
     per_sentence = LMSubstitutes.from_preset("elmo_small_en").log_probabilities(
         LM_SENTENCES

@@ -48,7 +48,7 @@ def test_two_workers_give_embed_vectors_for_every_line(
     assert manifest["counts"]["shards"] == 3
     assert manifest["layers"] == "all" and manifest["dtype"] == "float32"
     assert (manifest["num_layers"], manifest["dim"]) == (3, 32)
-    from keras_elmo.embedding.runners import BiLMEmbedder
+    from keras_elmo.embedding.embedder import BiLMEmbedder
     from keras_elmo.models.bilm import BiLM
 
     options, weights = corpus["spec"]["options"], corpus["spec"]["weights"]

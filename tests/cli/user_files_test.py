@@ -13,7 +13,7 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.embedding import hdf5_output as hdf5_embedding
-from keras_elmo.utils.same_file import OutputIsInput
+from keras_elmo.utils.atomic import OutputIsInput
 
 TEXT = "the cat sat .\nhello\n\na b c\n"
 

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 import keras_elmo
-from keras_elmo.config import options_rules
+from keras_elmo.config import options as options_rules
 
 
 def tiny_options():

@@ -7,7 +7,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.embedder import BiLMEmbedder
 from tests.cpu_rounding import on_cpu
 
 VOCABULARY = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "on", ".", "a"]

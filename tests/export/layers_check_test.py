@@ -7,8 +7,8 @@ import pytest
 
 import keras_elmo
 from keras_elmo.embedding import hdf5_output
-from keras_elmo.embedding.embed_lines import check_layers
-from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.batching import check_layers
+from keras_elmo.embedding.batching import select_layers
 from tests.conftest import tiny_bilm
 
 MESSAGE = (

@@ -11,8 +11,8 @@ import numpy as np
 import keras_elmo
 from keras_elmo.embedding import model_spec
 from keras_elmo.embedding import run_identity
-from keras_elmo.embedding.runners import BiLMEmbedder
-from keras_elmo.embedding.runners import SavedModelEmbedder
+from keras_elmo.embedding.embedder import BiLMEmbedder
+from keras_elmo.embedding.embedder import SavedModelEmbedder
 from tests.conftest import flip_last_byte
 from tests.conftest import tiny_bilm
 

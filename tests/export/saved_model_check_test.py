@@ -107,8 +107,8 @@ def test_cli_embed_names_the_trust_flag(reader, tmp_path, capsys):
 
 
 def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
-    from keras_elmo.export.saved_model_check import UntrustedSavedModelError
-    from keras_elmo.export.saved_model_check import check_saved_model
+    from keras_elmo.export.saved_model import UntrustedSavedModelError
+    from keras_elmo.export.saved_model import check_saved_model
 
     module = _Saver()
     path = str(tmp_path / "saver")
@@ -120,8 +120,8 @@ def test_checkpoint_ops_outside_the_restore_path_are_refused(tmp_path):
 
 
 def test_our_exports_pass_and_load(bilm_export, elmo_layer_export, tmp_path):
-    from keras_elmo.export.saved_model_check import read_proto
-    from keras_elmo.export.saved_model_check import refused_ops
+    from keras_elmo.export.saved_model import read_proto
+    from keras_elmo.export.saved_model import refused_ops
 
     bilm, path = bilm_export
     cached = keras_elmo.export_saved_model(

@@ -3,9 +3,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.layers.character_ids import CharacterIds
-from keras_elmo.testing.test_case import TestCase
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.layers.token_ids import CharacterIds
+from keras_elmo.testing import TestCase
+from keras_elmo.text.char_vocab import batch_to_ids
 from tests.conftest import padded
 
 BOW, EOW, PAD = 259, 260, 261

@@ -2,8 +2,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_elmo.layers.highway import Highway
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.layers.char_cnn_embedding import Highway
+from keras_elmo.testing import TestCase
 
 B, T, D = 2, 3, 8
 

@@ -6,7 +6,7 @@ independence.
 
 import numpy as np
 
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from tests.layers.residual_bilstm_reference import LENGTHS
 from tests.layers.residual_bilstm_reference import PROJ_CLIP
 from tests.layers.residual_bilstm_reference import B

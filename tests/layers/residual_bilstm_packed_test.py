@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from tests.cpu_rounding import AVX512
 from tests.cpu_rounding import on_cpu
 from tests.layers.residual_bilstm_reference import CELL_CLIP

@@ -10,7 +10,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from tests.layers.residual_bilstm_reference import CELL_CLIP
 from tests.layers.residual_bilstm_reference import LENGTHS
 from tests.layers.residual_bilstm_reference import PROJ_CLIP

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 
 B, T, D, L = 2, 5, 4, 3
 

@@ -2,12 +2,12 @@ import keras
 import numpy as np
 
 from keras_elmo.layers.char_cnn_embedding import CharCNNEmbedding
-from keras_elmo.layers.sentence_boundaries import AddSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import RemoveSentenceBoundaries
-from keras_elmo.layers.sentence_boundaries import TokenMask
-from keras_elmo.layers.sentence_boundaries import sequence_lengths
-from keras_elmo.testing.test_case import TestCase
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import RemoveSentenceBoundaries
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import sequence_lengths
+from keras_elmo.testing import TestCase
+from keras_elmo.text.char_vocab import batch_to_ids
 
 SENTENCES = [["The", "cat", "sat"], ["Hi"], [], ["a", "b"]]
 LENGTHS = [3, 1, 0, 2]

@@ -7,10 +7,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.layers.sentence_boundaries import AddWordBoundaries
-from keras_elmo.layers.unicode_character_ids import UnicodeCharacterIds
-from keras_elmo.layers.word_ids import WordIds
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.layers.token_ids import UnicodeCharacterIds
+from keras_elmo.layers.token_ids import WordIds
+from keras_elmo.layers.token_sequence import AddWordBoundaries
+from keras_elmo.testing import TestCase
 from keras_elmo.weights.elmoformanylangs import read_lexicon
 from tests import efml_reference as ref
 

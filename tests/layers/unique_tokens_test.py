@@ -4,10 +4,10 @@ import keras
 import numpy as np
 
 import keras_elmo
-from keras_elmo.layers.unique_tokens import GatherUniqueTokens
-from keras_elmo.layers.unique_tokens import UniqueTokens
-from keras_elmo.testing.test_case import TestCase
-from keras_elmo.text.batch_to_ids import batch_to_ids
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import UniqueTokens
+from keras_elmo.testing import TestCase
+from keras_elmo.text.char_vocab import batch_to_ids
 
 SENTENCES = [
     ["the", "cat", "and", "the", "dog"],

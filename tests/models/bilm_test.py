@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from tests.conftest import tiny_bilm
 
 SEED = 1  # the seed these tests were checked with

@@ -8,7 +8,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli.main import main
-from keras_elmo.weights.bilm_tf_checkpoint import read_bilm_tf_checkpoint
+from keras_elmo.weights.tf_checkpoints import read_bilm_tf_checkpoint
 from tests.models.tf_checkpoint_helpers import bilm_tf_names
 from tests.models.tf_checkpoint_helpers import hdf5_arrays
 from tests.models.tf_checkpoint_helpers import write_checkpoint

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.models.model_folder import write_model_folder
+from keras_elmo.models.bilm_io import write_model_folder
 from tests import efml_reference as ref
 
 CASES = [(m, layout) for m in ref.MODELS for layout in ref.LAYOUTS]
@@ -137,7 +137,7 @@ def test_float64_model_keeps_the_stored_values_exactly():
     forget bias taken out) computed in float64, so `b` comes back
     exactly; the float32 model holds the same values rounded once."""
     from keras_elmo.weights import elmoformanylangs as efml
-    from keras_elmo.weights import elmoformanylangs_weights as table
+    from keras_elmo.weights import elmoformanylangs as table
 
     folder = ref.folder("word", "legacy")
     wide = keras_elmo.BiLM.from_elmoformanylangs(folder, dtype="float64")

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.ops.distinct_input_products import distinct_input_products
+from keras_elmo.ops.bilstm_layouts import distinct_input_products
 
 
 def _token_steps(rng, vocabulary, positions, width, dtype=np.float32):

@@ -2,7 +2,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.ops import lstm_cell
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 
 N, P, H = 3, 4, 5
 CLIPS = (0.9, 0.7)

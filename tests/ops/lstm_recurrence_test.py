@@ -6,8 +6,8 @@ from keras import ops
 
 from keras_elmo.layers import residual_bilstm
 from keras_elmo.layers.residual_bilstm import ResidualBiLSTM
-from keras_elmo.ops.lstm_recurrence import lstm_recurrence
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.ops.recurrences import lstm_recurrence
+from keras_elmo.testing import TestCase
 from tests.cpu_rounding import on_cpu
 
 T, B, P, H = 7, 5, 4, 6

@@ -2,9 +2,9 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.ops import packed_recurrence
-from keras_elmo.ops.lstm_recurrence import lstm_recurrence
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.ops import recurrences as packed_recurrence
+from keras_elmo.ops.recurrences import lstm_recurrence
+from keras_elmo.testing import TestCase
 from tests.cpu_rounding import on_cpu
 from tests.ops.lstm_recurrence_test import CELL_CLIP
 from tests.ops.lstm_recurrence_test import PROJ_CLIP

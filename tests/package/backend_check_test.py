@@ -13,7 +13,7 @@ backend's name is replaced where `check_backend` reads it.
 import pytest
 
 import keras_elmo
-from keras_elmo.utils import backend as backend_check
+from keras_elmo import utils as backend_check
 from tests.conftest import padded
 from tests.conftest import tiny_bilm
 

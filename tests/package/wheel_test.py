@@ -105,7 +105,7 @@ def installed(tmp_path_factory):
 def test_wheel_holds_presets_and_testing(installed):
     python, _, env, work = installed
     code = (
-        "import keras_elmo, keras_elmo.testing.test_case, os; "
+        "import keras_elmo, keras_elmo.testing, os; "
         "from keras_elmo.presets import available_presets; "
         "print(available_presets()); print(keras_elmo.__file__)"
     )

@@ -150,7 +150,7 @@ def test_nlpl_folder_loads_unzipped(reference_weights, tmp_path):
 def test_published_archive_by_name_through_a_mirror(
     reference_weights, tmp_path, cache, server, monkeypatch
 ):
-    from keras_elmo.presets import published_archives as pa
+    from keras_elmo.presets import published as pa
 
     options, weights = reference_weights("tiny")
     path = nlpl_zip(tmp_path / "a.zip", options, weights)
@@ -175,7 +175,7 @@ def test_published_archive_by_name_through_a_mirror(
 
 
 def test_efml_names_point_at_the_nlpl_ids(monkeypatch):
-    from keras_elmo.presets import published_archives as pa
+    from keras_elmo.presets import published as pa
 
     monkeypatch.delenv("KERAS_ELMO_PRESET_MIRROR", raising=False)
     assert len(pa.PUBLISHED_ARCHIVES) >= 44

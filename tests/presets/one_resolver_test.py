@@ -7,7 +7,7 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.presets import sources
-from keras_elmo.presets.model_formats import ResolvedModel
+from keras_elmo.presets.sources import ResolvedModel
 
 
 @pytest.fixture

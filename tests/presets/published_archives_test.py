@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.presets import archive_digest
 from keras_elmo.presets import archives
+from keras_elmo.presets import archives as archive_digest
 from keras_elmo.presets import download
-from keras_elmo.presets import published_archives as pa
+from keras_elmo.presets import published as pa
 from keras_elmo.presets.sources import resolve_model
 from keras_elmo.presets.table import terminal_table
 from tests.presets.archives_test import assert_same

@@ -3,8 +3,8 @@ and the message names the argument, the class expected and the type."""
 
 import pytest
 
+from keras_elmo.presets.published import register_archive
 from keras_elmo.presets.published import register_preset
-from keras_elmo.presets.published_archives import register_archive
 
 
 @pytest.mark.parametrize(

@@ -184,7 +184,7 @@ def test_url_cache_is_immutable_until_download_force(model_dir, server, cache):
 
 
 def test_a_source_that_is_not_a_path_names_the_argument():
-    from keras_elmo.models.lm_substitutes import LMSubstitutes
+    from keras_elmo.models.language_model import LMSubstitutes
 
     with pytest.raises(TypeError) as info:
         resolve_model(42)

@@ -8,7 +8,7 @@ import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
-from keras_elmo.presets import published_archives
+from keras_elmo.presets import published as published_archives
 from keras_elmo.presets.published import PUBLISHED_PRESETS
 from keras_elmo.presets.published import parameter_count
 from keras_elmo.presets.table import presets_table

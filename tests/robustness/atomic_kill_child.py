@@ -81,7 +81,7 @@ def _install_hooks():
 
     tf.saved_model.save = saved_model_save
 
-    from keras_elmo.config import options_json
+    from keras_elmo.config import options as options_json
     from keras_elmo.data import vocabulary
     from keras_elmo.utils import atomic
 
@@ -129,12 +129,12 @@ def _models():
 
 def writers(workdir, bilm, lm, vocab):
     """`{name: (hook kind, stop at call, write())}` for every writer."""
+    from keras_elmo.embedding.embedder import BiLMEmbedder
     from keras_elmo.embedding.hdf5_output import embed_file
-    from keras_elmo.embedding.runners import BiLMEmbedder
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.utils.atomic import save_keras_atomically
-    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
-    from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+    from keras_elmo.weights.hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.hdf5 import save_softmax_hdf5
 
     def path(name):
         return os.path.join(workdir, NAMES[name])

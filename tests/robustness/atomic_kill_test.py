@@ -23,7 +23,7 @@ import pytest
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.utils.atomic import save_keras_atomically
-from keras_elmo.weights.softmax_hdf5 import save_softmax_hdf5
+from keras_elmo.weights.hdf5 import save_softmax_hdf5
 from tests.robustness.atomic_kill_child import NAMES
 from tests.robustness.case_table import VOCAB
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import keras_elmo
 from keras_elmo.export.elmo_module import split_sentences
 from keras_elmo.layers import CharacterIds
-from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.text.char_vocab import tokens_to_char_ids
 from tests.robustness.text_inputs import reference_row
 
 BOW, EOW, PAD = 259, 260, 261

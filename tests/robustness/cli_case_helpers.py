@@ -75,7 +75,7 @@ def refuses_overwrite(*argv_fn, target):
 
 
 def model_files(fx):
-    from keras_elmo.weights.model_files import model_paths
+    from keras_elmo.weights.hdf5 import model_paths
 
     return model_paths(fx("model_dir"))
 

@@ -72,8 +72,8 @@ def language_model(tiny_bilm):
 def model_dir(tiny_bilm, language_model, tmp_path_factory):
     """A `keras-elmo train`-style output directory of `tiny_bilm`."""
     from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.weights import model_files
-    from keras_elmo.weights import softmax_hdf5
+    from keras_elmo.weights import hdf5 as model_files
+    from keras_elmo.weights import hdf5 as softmax_hdf5
 
     path = tmp_path_factory.mktemp("robust_model")
     lm = language_model

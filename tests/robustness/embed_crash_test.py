@@ -29,7 +29,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.embedding import hdf5_output as hdf5_embedding
-from keras_elmo.embedding.runners import BiLMEmbedder
+from keras_elmo.embedding.embedder import BiLMEmbedder
 from tests.robustness.crash_points import count_points
 from tests.robustness.crash_points import killed_at
 

@@ -9,7 +9,7 @@ import shutil
 import h5py
 
 import keras_elmo
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 
 def paths(fx):

@@ -12,8 +12,8 @@ import pytest
 import keras_elmo
 from keras_elmo.cli.main import main
 from keras_elmo.export.saved_model import export_saved_model
-from keras_elmo.models.model_folder import write_model_folder
-from keras_elmo.utils import file_modes
+from keras_elmo.models.bilm_io import write_model_folder
+from keras_elmo.utils import atomic as file_modes
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.utils.atomic import atomic_write
 from tests.conftest import tiny_bilm

@@ -6,7 +6,7 @@ and what was wrong, and leaves the model's weights untouched.
 import numpy as np
 
 import keras_elmo
-from keras_elmo.weights import softmax_hdf5
+from keras_elmo.weights import hdf5 as softmax_hdf5
 from tests.robustness.case_table import error
 from tests.robustness.case_table import ok
 from tests.robustness.case_table import ref

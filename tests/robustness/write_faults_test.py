@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
-from keras_elmo.utils import write_faults
+from keras_elmo.utils import atomic as write_faults
 from keras_elmo.utils.atomic import atomic_directory
 from keras_elmo.utils.atomic import atomic_path
 from keras_elmo.utils.atomic import atomic_write

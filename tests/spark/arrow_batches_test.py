@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.embedding.batching import sentence_tokens
 from keras_elmo.integrations.spark import arrow_batches
 from keras_elmo.integrations.spark.text_lines import first_lines
 from keras_elmo.integrations.spark.text_lines import number_lines

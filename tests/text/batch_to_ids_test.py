@@ -10,10 +10,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import keras_elmo
-from keras_elmo.testing.test_case import TestCase
+from keras_elmo.testing import TestCase
 from keras_elmo.text import char_vocab
-from keras_elmo.text.batch_to_ids import batch_to_ids
-from keras_elmo.text.char_ops import tokens_to_char_ids
+from keras_elmo.text.char_vocab import batch_to_ids
+from keras_elmo.text.char_vocab import tokens_to_char_ids
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 

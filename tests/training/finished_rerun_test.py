@@ -12,7 +12,7 @@ import pytest
 from keras_elmo.cli.main import main
 from keras_elmo.training import trainer as trainer_module
 from keras_elmo.training.trainer import finished_model
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 from tests.training.training_helpers import tiny_train_args
 
 FLAGS = (

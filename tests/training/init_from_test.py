@@ -8,10 +8,10 @@ import numpy as np
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.language_model import BiLMLanguageModel
 from keras_elmo.training.training_config import load_init_from
 from keras_elmo.training.training_config import resolve_model_config
-from keras_elmo.weights import model_files
+from keras_elmo.weights import hdf5 as model_files
 
 VOCABULARY_SIZE = 11
 

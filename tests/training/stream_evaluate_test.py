@@ -9,7 +9,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
+from keras_elmo.models.language_model import BiLMLanguageModel
 from keras_elmo.training.evaluate import evaluate_model
 from keras_elmo.training.stream_evaluate import stream_perplexity
 

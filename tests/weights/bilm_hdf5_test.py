@@ -154,7 +154,7 @@ def test_saved_files_get_normal_permissions(reference_weights, tmp_path):
 
 
 def test_float16_storage_loads_as_float32(reference_weights, tmp_path):
-    from keras_elmo.weights.bilm_hdf5 import save_bilm_hdf5
+    from keras_elmo.weights.hdf5 import save_bilm_hdf5
 
     options, weights = reference_weights("tiny")
     bilm = keras_elmo.BiLM.from_allennlp(options, weights)

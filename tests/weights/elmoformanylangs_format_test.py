@@ -149,7 +149,7 @@ def test_bilm_tf_configs_are_unchanged():
 def test_unmapped_or_misshapen_tensors_are_refused(tmp_path):
     model = efml.read_folder(ref.folder("char"))
     bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig(**model.config_fields))
-    from keras_elmo.weights.elmoformanylangs_weights import load_weights
+    from keras_elmo.weights.elmoformanylangs import load_weights
 
     model.encoder["extra.weight"] = np.zeros(3, "float32")
     with pytest.raises(ValueError, match="does not map.*extra.weight"):

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.weights import bilm_hdf5
-from keras_elmo.weights import hdf5_reader
-from keras_elmo.weights import hdf5_shapes
-from keras_elmo.weights import softmax_hdf5
+from keras_elmo.weights import hdf5 as bilm_hdf5
+from keras_elmo.weights import hdf5 as hdf5_reader
+from keras_elmo.weights import hdf5 as hdf5_shapes
+from keras_elmo.weights import hdf5 as softmax_hdf5
 
 BIAS = "CNN_proj/b_proj"  # tiny: 16 float32, 64 bytes
 SECRET = b"AAAABBBBCCCCDDDD" * 4  # 64 bytes: 16 finite float32 values

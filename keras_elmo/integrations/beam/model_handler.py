@@ -7,7 +7,7 @@ Why a model handler of ours rather than Beam's
   model once; sentences have different lengths, so they would need padding
   before and per-sentence un-padding after, outside the handler, with the
   lengths carried alongside. Our runners
-  (`keras_elmo.embedding.runners`) take a list of token lists, pad
+  (`keras_elmo.embedding.embedder`) take a list of token lists, pad
   in graph and return one `[L + 1, n, 2P]` array per sentence;
 - they load a SavedModel or a `tf.keras` model by path; we load every
   source `resolve_model` accepts, through the same spec and resolver as
@@ -64,18 +64,18 @@ from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
 from keras_elmo.embedding.batching import BATCHINGS
+from keras_elmo.embedding.batching import check_layers
 from keras_elmo.embedding.batching import length_order_batches
-from keras_elmo.embedding.embed_lines import check_layers
-from keras_elmo.embedding.embed_lines import select_layers
+from keras_elmo.embedding.batching import select_layers
 from keras_elmo.embedding.embedding_records import DTYPES
 from keras_elmo.embedding.hdf5_output import CHUNK_BATCHES
 from keras_elmo.embedding.model_spec import check_spec
 from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.embedding.model_spec import source_of
+from keras_elmo.utils import check_positive_int
 from keras_elmo.utils.thread_pools import available_cores
 from keras_elmo.utils.thread_pools import size_tensorflow_threads
 from keras_elmo.utils.thread_pools import threads_per_worker
-from keras_elmo.utils.validation import check_positive_int
 
 # Model calls' worth of sentences per RunInference batch, sorted by length
 # together: the in-process engine's chunk (`CHUNK_BATCHES`), so a bundle

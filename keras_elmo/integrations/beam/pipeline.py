@@ -30,9 +30,9 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
-from keras_elmo.embedding.embed_lines import decode_line
-from keras_elmo.embedding.embed_lines import sentence_text
-from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.embedding.batching import decode_line
+from keras_elmo.embedding.batching import sentence_text
+from keras_elmo.embedding.batching import sentence_tokens
 from keras_elmo.integrations.beam.local_runner import runner_for
 from keras_elmo.integrations.beam.write_embeddings import WriteEmbeddings
 
@@ -87,7 +87,7 @@ class ReadSentences(beam.PTransform):
 
     Each line (ending at `\\n`) gives `((path, line_number), (sentence,
     tokens))` exactly as `keras-elmo embed` reads it
-    (`keras_elmo.embedding.embed_lines`); blank and non-UTF-8 lines are kept.
+    (`keras_elmo.embedding.batching`); blank and non-UTF-8 lines are kept.
     A pattern that matches no file fails the pipeline. Once applied,
     `input_files` is the PCollection of `(path, identity)` per file read.
     """

@@ -28,7 +28,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.tfrecordio import WriteToTFRecord
 
-from keras_elmo.embedding.embed_lines import is_utf8
+from keras_elmo.embedding.batching import is_utf8
 from keras_elmo.embedding.embedding_records import COUNTS
 from keras_elmo.embedding.embedding_records import FORMAT
 from keras_elmo.embedding.embedding_records import MANIFEST

@@ -2,7 +2,7 @@
 
 `embed_record_batches` is the function `DataFrame.mapInArrow` runs in each
 Python worker. It reads the text column of every row as `keras-elmo
-embed` reads a line (`keras_elmo.embedding.embed_lines`: UTF-8 with
+embed` reads a line (`keras_elmo.embedding.batching`: UTF-8 with
 `surrogateescape`, a byte-order mark dropped, `str.split()` tokens) and
 adds, per row:
 
@@ -24,10 +24,10 @@ its batch. The other columns pass through untouched (Arrow to Arrow).
 import numpy as np
 import pyarrow as pa
 
+from keras_elmo.embedding.batching import decode_line
 from keras_elmo.embedding.batching import embed_in_length_order
-from keras_elmo.embedding.embed_lines import decode_line
-from keras_elmo.embedding.embed_lines import select_layers
-from keras_elmo.embedding.embed_lines import sentence_tokens
+from keras_elmo.embedding.batching import select_layers
+from keras_elmo.embedding.batching import sentence_tokens
 
 CHUNK_BATCHES = 16  # batches per chunk sorted by length, as `embed`
 OUTPUT_FIELDS = (

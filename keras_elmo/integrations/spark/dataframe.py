@@ -2,14 +2,14 @@
 
 import functools
 
-from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.batching import check_layers
 from keras_elmo.embedding.model_spec import load_spec
 from keras_elmo.integrations.spark.arrow_batches import DTYPES
 from keras_elmo.integrations.spark.arrow_batches import OUTPUT_FIELDS
 from keras_elmo.integrations.spark.arrow_batches import embed_record_batches
 from keras_elmo.integrations.spark.worker_model import cached_embedder
 from keras_elmo.integrations.spark.worker_model import spec_of
-from keras_elmo.utils.validation import check_positive_int
+from keras_elmo.utils import check_positive_int
 
 
 def _get(loader, spec):

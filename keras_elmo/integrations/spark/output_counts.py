@@ -35,7 +35,7 @@ as three jobs, 0.8-1.0 s of a 5.3 s run on 2,000 lines, against
 0.3-0.4 s). A line found twice is then looked up for the error message.
 """
 
-from keras_elmo.embedding.embed_lines import check_layers
+from keras_elmo.embedding.batching import check_layers
 
 # Spark's own defaults (128 MiB splits, 4 MiB per file opened): a task
 # per large slice of the output, whatever the run set for its input.

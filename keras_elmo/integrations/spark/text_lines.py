@@ -22,8 +22,8 @@ import functools
 
 import pyarrow as pa
 
-from keras_elmo.embedding.embed_lines import decode_line
-from keras_elmo.embedding.embed_lines import sentence_text
+from keras_elmo.embedding.batching import decode_line
+from keras_elmo.embedding.batching import sentence_text
 
 
 def lines_fields():

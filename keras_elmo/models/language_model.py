@@ -1,26 +1,163 @@
-"""`LMSubstitutes`: the words a biLM's two language models predict per token.
+"""The biLM as a language model: the model, loading it, its substitutes.
 
-simple_elmo's `get_elmo_substitutes` for keras_elmo models that keep their
-softmax: a `keras-elmo train` output folder, the shipped `elmo_small_en`,
-a folder converted from a bilm-tf checkpoint with `--to-softmax`, or the
-bilm-tf checkpoint itself.
+`BiLMLanguageModel`: a `BiLM` backbone plus the shared LM softmax over the
+vocabulary, `p(w_{k+1} | forward state)` and `p(w_{k-1} | backward
+state)`. `load_language_model(source)` builds it with its `Vocabulary`
+through the one loader (`keras_elmo.presets.sources.load`), from a model
+that keeps its softmax (`softmax.hdf5` + `vocab.txt`: a `keras-elmo
+train` output, the shipped preset). `LMSubstitutes`: the words the two
+directions predict per token, simple_elmo's `get_elmo_substitutes`, for
+such a model, a folder converted from a bilm-tf checkpoint with
+`--to-softmax`, or the bilm-tf checkpoint itself.
 """
 
 import os
 
+import keras
 import numpy as np
 from keras import ops
 
+from keras_elmo.api_export import keras_elmo_export
 from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.layers.lm_softmax import LMSoftmax
+from keras_elmo.layers.lm_softmax import NextTokenStates
+from keras_elmo.layers.token_sequence import AddSentenceBoundaries
+from keras_elmo.layers.token_sequence import GatherUniqueTokens
+from keras_elmo.layers.token_sequence import TokenMask
+from keras_elmo.layers.token_sequence import UniqueTokens
 from keras_elmo.models.bilm import BiLM
-from keras_elmo.models.bilm_language_model import BiLMLanguageModel
-from keras_elmo.models.checkpoint_bilm import bilm_from_bilm_tf_checkpoint
-from keras_elmo.models.loading import load_language_model
+from keras_elmo.models.bilm import load_bilm_or_elmo_layer  # noqa: F401
+from keras_elmo.models.bilm_io import bilm_from_bilm_tf_checkpoint
 from keras_elmo.presets import available_presets
 from keras_elmo.presets import preset_dir
-from keras_elmo.text.batch_to_ids import batch_to_ids
-from keras_elmo.utils.validation import check_path_like
-from keras_elmo.weights import model_files
+from keras_elmo.presets import sources as model_sources
+from keras_elmo.text import char_vocab
+from keras_elmo.text.char_vocab import batch_to_ids
+from keras_elmo.utils import check_instance
+from keras_elmo.utils import check_path_like
+from keras_elmo.weights import hdf5 as model_files
+from keras_elmo.weights.hdf5 import load_softmax_hdf5
+
+
+@keras_elmo_export("keras_elmo.BiLMLanguageModel")
+class BiLMLanguageModel(keras.Model):
+    """The biLM language-modelling task: next word forward, previous backward.
+
+    Reuses the backbone's layers on the sentences with `<S>`/`</S>` kept,
+    takes the top biLSTM layer's states that predict each word
+    (`NextTokenStates`), applies dropout, and owns the softmax `W` `[V, P]`
+    shared by both directions (Peters et al. 2018, eq. 1 of section 3.1).
+    The model outputs the hidden states; `keras_elmo.training.losses`
+    turns them into the loss with a full or sampled softmax:
+
+        loss = (CE_forward + CE_backward) / 2,   each averaged over tokens.
+
+    Args:
+        backbone: `keras_elmo.BiLM` (stateless).
+        vocabulary_size: int. Size of the word vocabulary `V`.
+        dropout: float. Dropout on the states fed to the softmax while
+            training (bilm-tf: 0.1, the same rate as inside the biLSTM).
+        **kwargs: standard `keras.Model` arguments.
+
+    Call arguments:
+        char_ids: int32 `[B, T, 50]`, sentences without boundaries.
+
+    Returns:
+        `{"forward": [B, T + 1, P], "backward": [B, T + 1, P]}`.
+    """
+
+    def __init__(self, backbone, vocabulary_size, dropout=0.1, **kwargs):
+        check_instance("backbone", backbone, BiLM, "keras_elmo.BiLM")
+        # === Layers ===
+        add_boundaries = AddSentenceBoundaries(name="lm_add_boundaries")
+        token_mask = TokenMask(name="lm_token_mask")
+        states = NextTokenStates(name="next_token_states")
+        forward_dropout = keras.layers.Dropout(dropout, name="forward_dropout")
+        backward_dropout = keras.layers.Dropout(
+            dropout, name="backward_dropout"
+        )
+        softmax = LMSoftmax(vocabulary_size, dtype="float32", name="softmax")
+
+        # === Functional Model ===
+        char_ids = keras.Input(
+            shape=(None, char_vocab.MAX_CHARS_PER_TOKEN),
+            dtype="int32",
+            name="char_ids",
+        )
+        with_boundaries = add_boundaries(char_ids)
+        unique, inverse = UniqueTokens(name="lm_unique_tokens")(with_boundaries)
+        x = GatherUniqueTokens(
+            dtype=backbone.dtype_policy, name="lm_gather_unique_tokens"
+        )(backbone.embed_tokens(unique), inverse)
+        layers = backbone.bilstm(x, mask=token_mask(with_boundaries))
+        hidden = states(layers[-1])
+        outputs = {
+            "forward": forward_dropout(hidden["forward"]),
+            "backward": backward_dropout(hidden["backward"]),
+        }
+        super().__init__(inputs=char_ids, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.backbone = backbone
+        self.vocabulary_size = vocabulary_size
+        self.dropout = float(dropout)
+        softmax.build((None, backbone.config.projection_dim))
+        self.softmax = softmax
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "vocabulary_size": self.vocabulary_size,
+            "dropout": self.dropout,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(
+            config["backbone"]
+        )
+        return cls(**config)
+
+
+def load_language_model(source, dtype=None):
+    """`(BiLMLanguageModel, Vocabulary)` of a model that has its softmax
+    (a `keras-elmo train` output, the shipped preset).
+
+    Raises:
+        ValueError: the model has no `softmax.hdf5` or no `vocab.txt`
+            (weight-only models cannot predict words); the message names
+            what is missing.
+    """
+    return model_sources.load(source, _language_model, dtype=dtype)
+
+
+def _language_model(resolved, dtype=None):
+    missing = [
+        name
+        for name, path in (
+            ("softmax.hdf5", resolved.softmax),
+            ("vocab.txt", resolved.vocabulary),
+        )
+        if path is None
+    ]
+    if resolved.format != "allennlp" or missing:
+        what = ", ".join(missing) or f"a {resolved.format} model"
+        raise ValueError(
+            f"{resolved.description} has no language-model softmax "
+            f"(missing: {what}); predicting words needs options.json, "
+            "weights.hdf5, softmax.hdf5 and vocab.txt (a keras-elmo train "
+            "output)."
+        )
+    vocabulary = Vocabulary.load(resolved.vocabulary)
+    backbone = BiLM.from_allennlp(
+        resolved.options, resolved.weights, dtype=dtype
+    )
+    model = BiLMLanguageModel(backbone, len(vocabulary), dropout=0.0)
+    load_softmax_hdf5(model.softmax, resolved.softmax)
+    return model, vocabulary
+
 
 LM_FILES = ("options", "weights", "softmax", "vocabulary")
 
@@ -121,7 +258,7 @@ class LMSubstitutes:
     def from_bilm_tf_checkpoint(cls, path, vocabulary, options=None):
         """From a bilm-tf training checkpoint (`model.ckpt-*`) and its
         `vocab.txt` (path or `Vocabulary`); `options` as in
-        `keras_elmo.weights.bilm_tf_checkpoint.read_bilm_tf_checkpoint`."""
+        `keras_elmo.weights.tf_checkpoints.read_bilm_tf_checkpoint`."""
         if not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary.load(os.fspath(vocabulary))
         bilm, softmax = bilm_from_bilm_tf_checkpoint(BiLM, path, options)
