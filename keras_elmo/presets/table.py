@@ -67,9 +67,7 @@ def presets_table(archives=True):
             f"{_pin(model.weights_sha256)} | [options]({options_url}), "
             f"[weights]({weights_url}) |"
         )
-    for archive in (
-        published.PUBLISHED_ARCHIVES.values() if archives else ()
-    ):
+    for archive in published.PUBLISHED_ARCHIVES.values() if archives else ():
         rows.append(
             f"| `{archive.name}` | {archive.language}, {archive.format} | ? "
             f"| {archive.training_data} | {archive.licence} | "
