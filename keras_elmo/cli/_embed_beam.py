@@ -114,9 +114,13 @@ def run_beam(args):
     does; this process never loads it: the manifest's run record digests
     the model's files (`keras_elmo.integrations.beam.run_manifest`).
     """
+    from keras_elmo.integrations.engine_logging import quiet_engine_logs
     from keras_elmo.utils import check_int_at_least
     from keras_elmo.utils import check_positive_int
 
+    # Before Beam is imported: some of its modules log on import (a
+    # missing optional client: "apitools not found ...").
+    quiet_engine_logs(args.verbose)
     check_positive_int("--batch-size", args.batch_size)
     check_positive_int("--batch-tokens", args.batch_tokens)
     check_int_at_least(
@@ -139,9 +143,7 @@ def run_beam(args):
     from keras_elmo.integrations.beam.model_handler import describe_spec
     from keras_elmo.integrations.beam.run_manifest import current_record
     from keras_elmo.integrations.beam.run_manifest import launch_record
-    from keras_elmo.integrations.engine_logging import quiet_engine_logs
 
-    quiet_engine_logs(args.verbose)
     pattern = _absolute(args.input)
     output = _absolute(args.output)
     spec = model_spec(args)
