@@ -469,6 +469,7 @@ def read_options(path_or_dict):
             f"{source}: expected a JSON object {{'lstm': {{...}}, "
             f"'char_cnn': {{...}}}}, found {type(options).__name__}."
         )
+    _refuse_long_filters(options, source)
     key = None
     try:
         key = "lstm"
@@ -507,6 +508,23 @@ def read_options(path_or_dict):
     check_sizes(fields, source)
     warn_unknown_keys(options, source)
     return fields, source
+
+
+def _refuse_long_filters(options, source):
+    """Refuses a `char_cnn.filters` list past `MAX_FILTERS` entries before
+    a single entry is converted: its length alone decides."""
+    cnn = options.get("char_cnn")
+    filters = cnn.get("filters") if isinstance(cnn, dict) else None
+    if isinstance(filters, (list, tuple)) and len(filters) > MAX_FILTERS:
+        raise ValueError(
+            _too_big(
+                source,
+                "char_cnn.filters",
+                "filters",
+                f"a list of {len(filters)} pairs",
+                f"at most {MAX_FILTERS} [width, num_filters] pairs",
+            )
+        )
 
 
 def to_options(config, inline_lexicons=True):
