@@ -1,16 +1,17 @@
 """keras_elmo vs AllenNLP on the same weights and workload, alternately.
 
     python benchmarks/allennlp_side_by_side.py [--rounds 2] [--runs 3]
-        [--ref-dir ../shared/ref] [--ref-python /tmp/elmo_ref/venv/bin/python]
+        [--ref-dir tools/allennlp_ref]
+        [--ref-python /tmp/elmo_ref/venv/bin/python]
         [--variants fp32,fp32-every-token,bf16,cache,bf16+cache]
 
 Each round runs, one after the other in fresh processes,
-`shared/ref/bench_allennlp.py` (AllenNLP's `_ElmoBiLm`, `original`
+`tools/allennlp_ref/bench_allennlp.py` (AllenNLP's `_ElmoBiLm`, `original`
 weights from the harness's `make_weights.py`, 64 sentences x 20 tokens,
 2 threads) and `benchmarks/inference.py` on the SAME weight file and the
 same sentences, then prints the tokens/s of each and their ratios with the
 load average before and after, so a ratio is measured within minutes on
-the same machine. Needs the AllenNLP venv (`shared/ref/setup_ref.sh`).
+the same machine. Needs the AllenNLP venv (`tools/allennlp_ref/setup_ref.sh`).
 
     python benchmarks/allennlp_side_by_side.py --text FILE [--lines 128]
         [--rounds 3] [--runs 2] [--workloads file,sorted,uniform]
@@ -39,6 +40,26 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 WEIGHTS_DIR = "/tmp/elmo_ref/w"
+
+
+def ensure_weights(weights_dir=WEIGHTS_DIR, name="original"):
+    """Writes the seeded `name` weights both sides read into `weights_dir`
+    when they are missing, with the fixtures' generator
+    (`tests/fixtures/make_weights.py`, numpy + h5py)."""
+    stem = os.path.join(weights_dir, name)
+    if not os.path.exists(f"{stem}_weights.hdf5"):
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.join(REPO, "tests", "fixtures", "make_weights.py"),
+                name,
+                "--out-dir",
+                weights_dir,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return f"{stem}_options.json", f"{stem}_weights.hdf5"
 
 
 def run_allennlp(args):
@@ -92,12 +113,12 @@ def run_ours(args):
     return speeds, lines
 
 
-def main(argv=None):
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--ref-dir", default=os.path.join(REPO, "..", "shared", "ref")
+        "--ref-dir", default=os.path.join(REPO, "tools", "allennlp_ref")
     )
     parser.add_argument("--ref-python", default="/tmp/elmo_ref/venv/bin/python")
     parser.add_argument(
@@ -115,7 +136,12 @@ def main(argv=None):
         "--out",
         default=os.path.join(HERE, "results", "allennlp_side_by_side.json"),
     )
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    ensure_weights()
     if args.text:
         sys.path.insert(0, HERE)
         import text_side_by_side

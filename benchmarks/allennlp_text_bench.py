@@ -5,9 +5,9 @@
         [--runs 3] [--threads 2] [--variants plain,cache]
         [--options O.json --weights W.hdf5]
 
-Runs in the AllenNLP reference venv (`shared/ref/setup_ref.sh`); imports
+Runs in the AllenNLP reference venv (`tools/allennlp_ref/setup_ref.sh`); imports
 nothing from keras_elmo but `benchmarks/real_text.py` (pure Python). Times
-what `shared/ref/bench_allennlp.py` times, `_ElmoBiLm.forward` on
+what `tools/allennlp_ref/bench_allennlp.py` times, `_ElmoBiLm.forward` on
 precomputed character ids under `torch.no_grad()` with the LSTM state
 reset before each batch, over every batch of a workload (one pass),
 after a warm-up on the first batch. Variants: `plain` (`_ElmoBiLm(
