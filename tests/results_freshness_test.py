@@ -18,6 +18,7 @@ import pytest
 
 from tests.results_files_test import REPO
 from tests.results_files_test import freshness
+from tests.results_files_test import render
 
 GIT_USER = ("-c", "user.name=t", "-c", "user.email=t@t")
 
@@ -273,3 +274,22 @@ def test_in_a_clone_an_edit_to_the_lstm_cell_stales_a_quoted_figure(
     assert len(problems) == 1, problems
     assert problems[0].startswith(f"the figures 1.97 of {relative}")
     assert "keras_elmo/ops/lstm_cell.py changed after" in problems[0]
+
+
+def test_mark_stale_writes_the_text_the_check_holds_true(doctored, monkeypatch):
+    _, commit, payload, commit_change = doctored
+    monkeypatch.setattr(render, "load", lambda relative: payload)
+    # Fresh: nothing to mark.
+    assert render.mark_stale(DOC) == DOC
+    commit_change("keras_elmo/ops/cell.py", "x = 1  # same behaviour\n")
+    marked = render.mark_stale(DOC)
+    assert marked.startswith(DOC)
+    assert render.OLDER_HEADING in marked
+    assert _problems(marked, payload) == []
+    # A marker whose text a later change made false is reworded.
+    commit_change("benchmarks/speed.py", "from keras_elmo.ops import cell\n")
+    assert _problems(marked, payload) != []
+    reworded = render.mark_stale(marked)
+    assert _problems(reworded, payload) == []
+    assert "`benchmarks/speed.py` and `keras_elmo/`" in reworded
+    assert reworded.count("<!-- measured-at") == 1

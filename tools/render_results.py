@@ -171,14 +171,67 @@ def update_quotes(text):
     return FIGURE.sub(replace, text)
 
 
+OLDER_HEADING = "Figures measured at an older commit:"
+
+
+def mark_stale(text):
+    """`text` with every stale quote marked as tools/results_freshness.py
+    asks: an existing measured-at marker gets the visible text that is
+    true of it today, and a stale record with no marker gets one, listed
+    under `OLDER_HEADING` at the end of the page. For figures that cannot
+    be rerun now; a rerun is better (the check then asks for the marker's
+    removal)."""
+    freshness = _sibling("results_freshness")
+    pieces, last = [], 0
+    for match in freshness.MARKER.finditer(text):
+        relative, commit = match.group("file"), match.group("commit")
+        rest = text[match.end() :]
+        payload = load(relative)
+        if not freshness.text_problems(relative, payload, commit, rest):
+            continue
+        old = freshness.VISIBLE.match(rest)
+        pieces.append(text[last : match.end()])
+        pieces.append(freshness.visible_text(relative, payload, commit))
+        last = match.end() + (old.end() if old else 0)
+    text = "".join(pieces) + text[last:]
+
+    missing = []
+    quoted = sorted({m.group("file") for m in FIGURE.finditer(text)})
+    marked = freshness.markers(text)
+    for relative in quoted:
+        payload = load(relative)
+        for commit in sorted(freshness.stale_commits(relative, payload)):
+            if any(commit.startswith(m) for m in marked.get(relative, [])):
+                continue
+            short = commit[:7]
+            missing.append(
+                f"- `{relative}`: <!-- measured-at {relative} {short} -->"
+                + freshness.visible_text(relative, payload, short)
+                + "."
+            )
+    if not missing:
+        return text
+    if OLDER_HEADING not in text:
+        text = text.rstrip("\n") + f"\n\n{OLDER_HEADING}\n\n"
+    else:
+        text = text.rstrip("\n") + "\n"
+    return text + "\n".join(missing) + "\n"
+
+
+_SIBLINGS = {}
+
+
 def _sibling(name):
-    """Imports `tools/NAME.py` (this script is run by path, not as a
-    package)."""
+    """Imports `tools/NAME.py` once (this script is run by path, not as
+    a package)."""
+    if name in _SIBLINGS:
+        return _SIBLINGS[name]
     spec = importlib.util.spec_from_file_location(
         name, os.path.join(REPO, "tools", f"{name}.py")
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    _SIBLINGS[name] = module
     return module
 
 
@@ -358,15 +411,24 @@ def main(argv=None):
         action="store_true",
         help="Write nothing; exit 1 and name each out-of-date document.",
     )
+    parser.add_argument(
+        "--mark-stale",
+        action="store_true",
+        help="Also mark each stale quote of QUOTING_DOCUMENTS as measured "
+        "at its older commit, with the visible text the check holds true.",
+    )
     args = parser.parse_args(argv)
     stale = []
     documents = rendered_documents()
-    if args.update_quotes:
+    if args.update_quotes or args.mark_stale:
         for relative in QUOTING_DOCUMENTS:
             if relative not in documents:
                 with open(os.path.join(REPO, relative), encoding="utf-8") as f:
                     documents[relative] = f.read()
-            documents[relative] = update_quotes(documents[relative])
+            if args.update_quotes:
+                documents[relative] = update_quotes(documents[relative])
+            if args.mark_stale:
+                documents[relative] = mark_stale(documents[relative])
     for relative, text in documents.items():
         path = os.path.join(REPO, relative)
         with open(path, encoding="utf-8") as f:
