@@ -39,8 +39,11 @@ TensorFlow (`--strategy mirrored` / `multi_worker`, `--mixed-precision`,
 `--sampler unique` with `--num-sampled`) are refused by name
 (docs/BACKENDS.md).
 
-Fine-tuning: `--init-from options.json weights.hdf5 [softmax.hdf5]`. With
-no softmax file the softmax for the new vocabulary starts from random
+Fine-tuning: `--init-from SOURCE`, any model `embed --preset` takes (a
+preset name, folder, .zip or URL of a bilm-tf / AllenNLP-format model), or
+`--init-from options.json weights.hdf5 [softmax.hdf5]`. A softmax beside
+a source's weights is used when the source's vocab.txt is the run's
+`--vocab`; otherwise the softmax for the new vocabulary starts from random
 weights: expect the first few hundred steps to be spent training it, with
 a high loss, before the biLM itself adapts.
 """

@@ -58,6 +58,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.training.safe_checkpoint import SafeCheckpointManager
+from keras_elmo.training.training_config import init_from_files
 from keras_elmo.utils.atomic import atomic_write
 from keras_elmo.utils.digests import sha256_file
 from keras_elmo.version import __version__
@@ -394,7 +395,6 @@ def run_record(config, model_config):
         for field in dataclasses.fields(config)
         if field.name not in MAY_CHANGE | BY_CONTENT
     }
-    init_from = config.init_from or ()
     return {
         "format": CHECKPOINT_FORMAT,
         "version": __version__,
@@ -404,9 +404,16 @@ def run_record(config, model_config):
             "valid": corpus(config.valid),
         },
         "vocabulary": sha256_file(config.vocab),
-        "init_from": [sha256_file(path) for path in init_from] or None,
+        "init_from": _init_from_digests(config.init_from),
         "settings": settings,
     }
+
+
+def _init_from_digests(init_from):
+    """sha256 of each file `init_from` resolves to (None without one)."""
+    if not init_from:
+        return None
+    return [sha256_file(path) for path in init_from_files(init_from)]
 
 
 def _jsonable(value):

@@ -105,7 +105,12 @@ class TrainingLoop:
             self.optimizer.build(self.model.trainable_variables)
             self._build_state()
         if config.init_from:
-            load_init_from(self.model, len(self.vocabulary), config.init_from)
+            load_init_from(
+                self.model,
+                len(self.vocabulary),
+                config.init_from,
+                config.vocab,
+            )
         self.rules = ValidationRules(config)
 
     def _build_state(self):

@@ -14,13 +14,17 @@ before anything is built or written, those that need `tf.distribute`,
 TensorFlow's loss scaling or its without-replacement sampler.
 
 `init_from`, a new training run that starts from another model's weights:
-`TrainingConfig.init_from` is `(options.json, weights.hdf5[, softmax.hdf5])`:
-the run trains the architecture of that options.json
-(`resolve_model_config`), and `load_init_from` copies the weights into the
-freshly built `BiLMLanguageModel` before any checkpoint is restored (a
-resumed run's checkpoint then overwrites them). Without a softmax file the
-softmax, `W: [V, D]` and `b: [V]` for the run's `V`-word vocabulary, keeps
-its random initial values.
+`TrainingConfig.init_from` is one model source (a preset name, folder,
+`.zip`, URL or `hf://` name: whatever `Embedder.from_preset` takes, resolved
+by the one loader, `presets.sources.load`) or the files `(options.json,
+weights.hdf5[, softmax.hdf5])`. The run trains the architecture of that
+options.json (`resolve_model_config`), and `load_init_from` copies the
+weights into the freshly built `BiLMLanguageModel` before any checkpoint is
+restored (a resumed run's checkpoint then overwrites them). The softmax,
+`W: [V, D]` and `b: [V]` for the run's `V`-word vocabulary, is loaded from
+a softmax file named as the third file, or found beside a source's weights
+when the source's vocabulary file is the run's; otherwise it keeps its
+random initial values.
 """
 
 import dataclasses
@@ -180,9 +184,11 @@ class TrainingConfig:
     )
     init_from: tuple = setting(
         None,
-        "options.json weights.hdf5 [softmax.hdf5] to fine-tune from.",
+        "The model to fine-tune from: a preset name, folder, .zip or URL "
+        "(as Embedder.from_preset takes), or the files options.json "
+        "weights.hdf5 [softmax.hdf5].",
         nargs="+",
-        metavar="FILE",
+        metavar="SOURCE",
         type=str,
     )
     deterministic: bool = setting(
@@ -276,9 +282,10 @@ class TrainingConfig:
             self._invalid("sampler", "'unique' or 'replacement'")
         if not self.loss_multiplier > 0.0:
             self._invalid("loss_multiplier", "a factor > 0")
-        if self.init_from is not None and len(self.init_from) not in (2, 3):
+        if self.init_from is not None and len(self.init_from) not in (1, 2, 3):
             self._invalid(
-                "init_from", "options.json weights.hdf5 [softmax.hdf5]"
+                "init_from",
+                "one model source, or options.json weights.hdf5 [softmax.hdf5]",
             )
         decides = self.lr_schedule == "plateau" or self.early_stopping_patience
         if decides and not self.valid:
@@ -344,6 +351,57 @@ def check_training_backend(config, backend):
 
 
 # --- init_from ------------------------------------------------------------
+def resolve_init_from(init_from):
+    """The `ResolvedModel` that `init_from` names, through the one loader.
+
+    Args:
+        init_from: `(source,)`, any model source `presets.sources.
+            resolve_model` takes, or `(options.json, weights.hdf5[,
+            softmax.hdf5])`.
+
+    Raises:
+        ValueError: the source is not a bilm-tf / AllenNLP-format model
+            (options.json + weights.hdf5), the only kind that seeds a
+            training run's `BiLMLanguageModel`.
+    """
+    from keras_elmo.presets import sources
+
+    if len(init_from) == 1:
+        source = init_from[0]
+    else:
+        options, weights, *rest = init_from
+        source = dataclasses.replace(
+            sources.allennlp_files(
+                options, weights, f"init_from files {options!r}, {weights!r}"
+            ),
+            softmax=rest[0] if rest else None,
+            vocabulary=None,
+        )
+    return sources.load(source, _trainable)
+
+
+def _trainable(resolved):
+    if resolved.format != "allennlp":
+        raise ValueError(
+            f"Received an invalid value for argument `init_from`: "
+            f"{resolved.description} is a {resolved.format} model; a "
+            "training run starts from a bilm-tf / AllenNLP-format model "
+            "(options.json + weights.hdf5, optionally softmax.hdf5 and "
+            "vocab.txt beside them)."
+        )
+    return resolved
+
+
+def init_from_files(init_from):
+    """The files a run's record digests for `init_from`: options,
+    weights and, when one is named or found, the softmax (in that
+    order)."""
+    resolved = resolve_init_from(init_from)
+    return [p for p in (resolved.options, resolved.weights) if p] + (
+        [resolved.softmax] if resolved.softmax else []
+    )
+
+
 def resolve_model_config(config):
     """The `BiLMConfig` a `TrainingConfig` trains: that of `init_from`'s
     options.json, else `model`'s (an options.json path or an
@@ -351,38 +409,57 @@ def resolve_model_config(config):
     from keras_elmo.config import BiLMConfig
 
     if config.init_from:
-        return BiLMConfig.from_options_json(config.init_from[0])
+        resolved = resolve_init_from(config.init_from)
+        return BiLMConfig.from_options_json(resolved.options)
     if os.path.exists(config.model):
         return BiLMConfig.from_options_json(config.model)
     return BiLMConfig.from_architecture(config.model)
 
 
-def load_init_from(model, vocabulary_size, init_from):
-    """Loads `init_from`'s files into a built `BiLMLanguageModel`.
+def load_init_from(model, vocabulary_size, init_from, vocabulary=None):
+    """Loads `init_from`'s weights into a built `BiLMLanguageModel`.
 
     Args:
         model: `BiLMLanguageModel` built from `resolve_model_config`.
         vocabulary_size: int. `V`, the run's vocabulary size (named in
-            the warning when no softmax file is given).
-        init_from: `(options.json, weights.hdf5[, softmax.hdf5])`, as
-            `TrainingConfig.init_from`. The options were read by
-            `resolve_model_config`; the weights go into `model.backbone`,
-            the softmax (if given) into `model.softmax`, else it stays
-            random, with a warning.
+            the warning when the softmax starts random).
+        init_from: as `TrainingConfig.init_from` (`resolve_init_from`).
+        vocabulary: str or None. The run's vocabulary file. A softmax
+            found beside a source's weights is loaded only when the
+            source's own vocabulary file has the same content: its rows
+            are that vocabulary's words.
+
+    The weights go into `model.backbone`, the softmax (named, or found
+    and matching) into `model.softmax`; otherwise the softmax stays
+    random, with a warning saying why.
     """
+    from keras_elmo.utils.digests import sha256_file
     from keras_elmo.weights import hdf5 as model_files
     from keras_elmo.weights.hdf5 import load_bilm_hdf5
 
-    _, weights, *rest = init_from
-    softmax = rest[0] if rest else None
-
-    load_bilm_hdf5(model.backbone, weights)
+    resolved = resolve_init_from(init_from)
+    load_bilm_hdf5(model.backbone, resolved.weights)
+    softmax, why = resolved.softmax, "no softmax file was given or found"
+    if softmax and len(init_from) == 1:
+        same = (
+            resolved.vocabulary is not None
+            and vocabulary is not None
+            and sha256_file(resolved.vocabulary) == sha256_file(vocabulary)
+        )
+        if not same:
+            softmax = None
+            why = (
+                f"the softmax of {resolved.description} is for its own "
+                "vocabulary, not this run's"
+            )
     if softmax:
         model_files.load_softmax_hdf5(model.softmax, softmax)
     else:
         logger.warning(
-            "Fine-tuning without a softmax file: the softmax for the "
-            "%d-word vocabulary starts from random weights, so the "
-            "first steps train it from scratch.",
+            "Fine-tuning from %s: %s, so the softmax for the %d-word "
+            "vocabulary starts from random weights and the first steps "
+            "train it from scratch.",
+            resolved.description,
+            why,
             vocabulary_size,
         )

@@ -5,11 +5,14 @@ from types import SimpleNamespace
 
 import keras
 import numpy as np
+import pytest
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.models.bilm import BiLM
 from keras_elmo.models.language_model import BiLMLanguageModel
+from keras_elmo.training.training_config import init_from_files
 from keras_elmo.training.training_config import load_init_from
+from keras_elmo.training.training_config import resolve_init_from
 from keras_elmo.training.training_config import resolve_model_config
 from keras_elmo.weights import hdf5 as model_files
 
@@ -92,10 +95,11 @@ def test_load_init_from_without_softmax_keeps_it_and_warns(tmp_path, caplog):
         _values(target.backbone.weights), _values(source.backbone.weights)
     )
     _assert_same(_values(target.softmax.weights), random_softmax)
+    described = f"init_from files {paths['options']!r}, {paths['weights']!r}"
     assert [r.getMessage() for r in caplog.records] == [
-        "Fine-tuning without a softmax file: the softmax for the 11-word "
-        "vocabulary starts from random weights, so the first steps train "
-        "it from scratch."
+        f"Fine-tuning from {described}: no softmax file was given or found, "
+        "so the softmax for the 11-word vocabulary starts from random "
+        "weights and the first steps train it from scratch."
     ]
     assert caplog.records[0].name == "keras_elmo.training.training_config"
 
@@ -129,4 +133,96 @@ def test_trainer_starts_from_init_from(sample_vocab, tmp_path):
     )
     _assert_same(
         _values(trainer.model.softmax.weights), _values(source.softmax.weights)
+    )
+
+
+def _folder_with_vocabulary(model, folder, words):
+    paths = _saved(model, folder)
+    with open(paths["vocabulary"], "w") as f:
+        f.write("\n".join(words) + "\n")
+    return paths
+
+
+WORDS = ["<S>", "</S>", "<UNK>"] + [f"w{i}" for i in range(8)]
+
+
+def test_one_source_loads_weights_and_its_softmax_for_its_vocabulary(
+    tmp_path,
+):
+    source = _language_model(0)
+    paths = _folder_with_vocabulary(source, tmp_path / "model", WORDS)
+    run_vocabulary = tmp_path / "run_vocab.txt"
+    run_vocabulary.write_text("\n".join(WORDS) + "\n")
+    target = _language_model(1)
+    config = SimpleNamespace(init_from=(str(tmp_path / "model"),), model="x")
+    assert resolve_model_config(config) == BiLMConfig.from_architecture("tiny")
+    load_init_from(
+        target, VOCABULARY_SIZE, config.init_from, str(run_vocabulary)
+    )
+    _assert_same(
+        _values(target.backbone.weights), _values(source.backbone.weights)
+    )
+    _assert_same(
+        _values(target.softmax.weights), _values(source.softmax.weights)
+    )
+    assert init_from_files(config.init_from) == [
+        paths["options"],
+        paths["weights"],
+        paths["softmax"],
+    ]
+
+
+def test_one_source_keeps_a_random_softmax_for_another_vocabulary(
+    tmp_path, caplog
+):
+    source = _language_model(0)
+    _folder_with_vocabulary(source, tmp_path / "model", WORDS)
+    run_vocabulary = tmp_path / "run_vocab.txt"
+    run_vocabulary.write_text("\n".join(reversed(WORDS)) + "\n")
+    target = _language_model(1)
+    random_softmax = _values(target.softmax.weights)
+    with caplog.at_level(logging.WARNING):
+        load_init_from(
+            target,
+            VOCABULARY_SIZE,
+            (str(tmp_path / "model"),),
+            str(run_vocabulary),
+        )
+    _assert_same(
+        _values(target.backbone.weights), _values(source.backbone.weights)
+    )
+    _assert_same(_values(target.softmax.weights), random_softmax)
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert "is for its own vocabulary, not this run's" in message, message
+
+
+def test_a_source_of_another_format_is_refused_naming_init_from(tmp_path):
+    model = _language_model(0)
+    keras_file = tmp_path / "bilm.keras"
+    model.backbone.save(str(keras_file))
+    with pytest.raises(ValueError) as info:
+        resolve_init_from((str(keras_file),))
+    message = str(info.value)
+    assert "`init_from`" in message and "is a keras model" in message, message
+    assert "options.json + weights.hdf5" in message, message
+
+
+def test_init_from_reaches_the_one_loader(monkeypatch, tmp_path):
+    from keras_elmo.presets import sources
+
+    seen = []
+
+    def load(source, build, *args, **kwargs):
+        seen.append(source)
+        raise LookupError("stopped at the loader")
+
+    monkeypatch.setattr(sources, "load", load)
+    for init_from in (("elmo_small_en",), ("o.json", "w.hdf5", "s.hdf5")):
+        with pytest.raises(LookupError):
+            resolve_init_from(init_from)
+    assert seen[0] == "elmo_small_en"
+    assert (seen[1].options, seen[1].weights, seen[1].softmax) == (
+        "o.json",
+        "w.hdf5",
+        "s.hdf5",
     )
