@@ -29,7 +29,10 @@ FLAG_ALIASES = {"overwrite": "--force"}
 def add_arguments(parser):
     parser.add_argument("--options", help="Input options.json.")
     parser.add_argument("--weights", help="Input weights.hdf5.")
-    parser.add_argument("--from-keras", help="Input .keras file (a BiLM).")
+    parser.add_argument(
+        "--from-keras",
+        help="Input .keras file (a BiLM, or a model with one ElmoLayer).",
+    )
     parser.add_argument(
         "--from-tfhub", help="Input TF Hub elmo/3 module folder or .tar.gz."
     )
@@ -114,14 +117,28 @@ def _check_keras_file(path):
         )
 
 
-def run(args):
-    import keras
+def _bilm_of_keras_file(resolved):
+    """The BiLM of a resolved `.keras` source: the file's own, or that of
+    its one ElmoLayer (`model_in_keras_file`: archive checked, then
+    loaded with `safe_mode=True`)."""
+    import keras_elmo
+    from keras_elmo.models.bilm_io import model_in_keras_file
 
+    if resolved.format != "keras":
+        raise ValueError(
+            f"`--from-keras` {resolved.path!r} is a {resolved.format} "
+            "model, expected a .keras file."
+        )
+    found = model_in_keras_file(resolved.path, keras_elmo.BiLM)
+    return found if isinstance(found, keras_elmo.BiLM) else found.bilm
+
+
+def run(args):
     import keras_elmo
     from keras_elmo.cli._convert_tf import load_tf_source
     from keras_elmo.models.bilm_io import write_model_folder
+    from keras_elmo.presets import sources
     from keras_elmo.utils.atomic import save_keras_atomically
-    from keras_elmo.weights.hdf5 import check_keras_archive
 
     _check_outputs_not_inputs(args)
     bilm, extras = load_tf_source(args)
@@ -131,13 +148,7 @@ def run(args):
         bilm = keras_elmo.BiLM.from_elmoformanylangs(args.from_elmoformanylangs)
     elif args.from_keras:
         _check_keras_file(args.from_keras)
-        check_keras_archive(args.from_keras)
-        bilm = keras.saving.load_model(args.from_keras, safe_mode=True)
-        if not isinstance(bilm, keras_elmo.BiLM):
-            raise ValueError(
-                f"`--from-keras` {args.from_keras!r} holds a "
-                f"{type(bilm).__name__}, expected a keras_elmo.BiLM."
-            )
+        bilm = sources.load(args.from_keras, _bilm_of_keras_file)
     elif args.options and args.weights:
         bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
     else:

@@ -63,6 +63,34 @@ def test_convert_round_trip_and_no_silent_overwrite(
     assert main(args + ["--force"]) == 0
 
 
+def test_convert_from_a_keras_model_with_one_elmo_layer(
+    reference_weights, tmp_path
+):
+    import keras
+
+    import keras_elmo
+
+    options, weights = reference_weights("tiny")
+    elmo = keras_elmo.ElmoLayer.from_preset(
+        keras_elmo.presets.sources.allennlp_files(options, weights, "tiny")
+    )
+    chars = keras.Input((None, 50), dtype="int32")
+    model = keras.Model(chars, keras.layers.Dense(2)(elmo(chars)))
+    keras_file = str(tmp_path / "classifier.keras")
+    model.save(keras_file)
+    out_weights = str(tmp_path / "w.hdf5")
+    argv = ["convert", "--from-keras", keras_file, "--to-options"]
+    argv += [str(tmp_path / "o.json"), "--to-weights", out_weights]
+    assert main(argv) == 0
+    with h5py.File(weights) as a, h5py.File(out_weights) as b:
+        for name in (
+            "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/B",
+            "char_embed",
+            "CNN_proj/W_proj",
+        ):
+            assert a[name][()].tobytes() == b[name][()].tobytes(), name
+
+
 def test_convert_errors_are_clear(capsys):
     assert main(["convert", "--to-keras", "x.keras"]) == 2
     assert "received none" in capsys.readouterr().err

@@ -10,6 +10,7 @@ the entry points' own tests.
 
 import os
 import shutil
+import zipfile
 
 import pytest
 
@@ -118,11 +119,16 @@ def test_commands_reach_the_loader(spy, folder, tmp_path, capsys):
     out = str(tmp_path / "out")
     options = os.path.join(folder, "options.json")
     weights = os.path.join(folder, "weights.hdf5")
+    keras_file = str(tmp_path / "bilm.keras")
+    # What `_check_keras_file` asks of it before the loader: a zip file.
+    with zipfile.ZipFile(keras_file, "w") as archive:
+        archive.writestr("config.json", "{}")
     commands = [
         ["embed", str(text), out + ".hdf5", "--model", folder],
         ["export", "--model", folder, "--out", out],
         ["convert", "--options", options, "--weights", weights, "--out", out],
         ["convert", "--from-elmoformanylangs", EFML, "--out", out],
+        ["convert", "--from-keras", keras_file, "--out", out],
     ]
     for argv in commands:
         assert main(argv) == 2, argv
@@ -130,5 +136,5 @@ def test_commands_reach_the_loader(spy, folder, tmp_path, capsys):
         source = spy.pop()
         if isinstance(source, ResolvedModel):
             source = source.weights or source.path
-        assert source in (folder, weights, EFML), argv
+        assert source in (folder, weights, EFML, keras_file), argv
     assert spy == []
