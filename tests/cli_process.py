@@ -32,6 +32,7 @@ test process's environment.
 import atexit
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -91,11 +92,12 @@ def _forkable(env):
     return env.get("KERAS_BACKEND", "tensorflow") == "tensorflow"
 
 
-def run(argv, env, timeout=600):
+def run(argv, env, timeout=600, cwd=None):
     """`python -m keras_elmo.cli.main *argv` with environment `env`, in
-    the test's working folder; a `subprocess.CompletedProcess` with text
-    stdout and stderr. Raises `subprocess.TimeoutExpired` after
-    `timeout` seconds, as `subprocess.run` would."""
+    folder `cwd` (default: the test's working folder); a
+    `subprocess.CompletedProcess` with text stdout and stderr. Raises
+    `subprocess.TimeoutExpired` after `timeout` seconds, as
+    `subprocess.run` would."""
     global _zygote
     argv = [os.fspath(arg) for arg in argv]
     command = [sys.executable, "-m", "keras_elmo.cli.main", *argv]
@@ -104,9 +106,14 @@ def run(argv, env, timeout=600):
             if _zygote is not None:
                 _zygote.close()
             _zygote = _Zygote(env)
-        return _zygote.run(command, argv, env, timeout)
+        return _zygote.run(command, argv, env, timeout, cwd)
     return subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=timeout
+        command,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -138,8 +145,9 @@ class _Zygote:
             raise AssertionError(f"the CLI zygote did not start:\n{log}")
         atexit.register(self.close)
 
-    def run(self, command, argv, env, timeout):
-        request = dict(argv=argv, env=env, cwd=os.getcwd(), timeout=timeout)
+    def run(self, command, argv, env, timeout, cwd=None):
+        cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
+        request = dict(argv=argv, env=env, cwd=cwd, timeout=timeout)
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
@@ -207,19 +215,38 @@ def _child(request, stdout, stderr):
         os._exit(code)
 
 
-def _wait(pid, timeout):
-    """The child's `subprocess` return code, or None (killed) after
-    `timeout` seconds."""
+def wait_child(pid, timeout):
+    """Waits for child `pid` (without polling where the kernel gives a
+    descriptor for it, `os.pidfd_open`); its `subprocess` return code
+    (minus the signal's number if a signal ended it), or None if it ran
+    past `timeout` seconds (it is then SIGKILLed and reaped). The
+    crash sweeps' zygote (`tests.robustness.crash_points`) waits with it
+    too."""
     deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(0.01)
+    try:
+        ready = select.poll()
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd: poll every 10 ms
+        ready, fd = None, None
+    try:
+        if fd is not None:
+            ready.register(fd, select.POLLIN)
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            if fd is None:
+                time.sleep(min(0.01, left))
+            else:
+                ready.poll(left * 1000)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _serve(folder):
@@ -236,7 +263,7 @@ def _serve(folder):
         pid = os.fork()
         if pid == 0:
             _child(request, stdout, stderr)
-        returncode = _wait(pid, request["timeout"])
+        returncode = wait_child(pid, request["timeout"])
         for path in (stdout, stderr):
             if not os.path.exists(path):
                 open(path, "w").close()

@@ -36,12 +36,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 
 import h5py
 
 from keras_elmo.utils import atomic
+from tests.cli_process import wait_child
 
 _PATCHED = [
     (os, "replace"),
@@ -190,22 +190,16 @@ def _killer(k, torn=False, names=None):
 
 
 def _wait(pid, k, timeout):
-    """Waits for child `pid`; True if it was SIGKILLed, else its exit
-    code; kills it and raises after `timeout` seconds."""
-    deadline = time.time() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.time() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise AssertionError(f"child killed at point {k} hung")
-        time.sleep(0.005)
-    if os.WIFSIGNALED(status):
-        assert os.WTERMSIG(status) == signal.SIGKILL
+    """Waits for child `pid` (`tests.cli_process.wait_child`); True if
+    it was SIGKILLed, else its exit code; raises after `timeout` seconds
+    (having killed it)."""
+    code = wait_child(pid, timeout)
+    if code is None:
+        raise AssertionError(f"child killed at point {k} hung")
+    if code < 0:
+        assert -code == signal.SIGKILL, f"child ended by signal {-code}"
         return True
-    return os.WEXITSTATUS(status)
+    return code
 
 
 def killed_at(k, work, timeout=120, torn=False, points=None):
