@@ -62,14 +62,18 @@ def train_work(out, train, valid, vocab, model, log):
     """The run (in a zygote child); logs each applied step to `log`
     before its step callbacks (and so its checkpoint) run. The step runs
     eagerly: tracing it is most of a run this small, and what is tested
-    is the writing."""
+    is the writing. Validation is traced: its 25 batches of 4 pieces
+    cost more eagerly (5.4 s of CPU a run) than traced (3.7 s); both
+    the reference and every killed or resumed run validate so."""
     import tensorflow as tf
 
     from keras_elmo.training import step_callbacks
     from keras_elmo.training.trainer import Trainer
+    from keras_elmo.training.trainer import TrainingLoop
     from keras_elmo.training.training_config import TrainingConfig
 
     real = step_callbacks.StepCheckpoints.on_train_batch_end
+    validate = TrainingLoop._validate
 
     def logged(self, batch, logs=None):
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -77,7 +81,15 @@ def train_work(out, train, valid, vocab, model, log):
         os.close(fd)
         real(self, batch, logs)
 
+    def traced(self, epoch):
+        tf.config.run_functions_eagerly(False)
+        try:
+            return validate(self, epoch)
+        finally:
+            tf.config.run_functions_eagerly(True)
+
     step_callbacks.StepCheckpoints.on_train_batch_end = logged
+    TrainingLoop._validate = traced
     tf.config.run_functions_eagerly(True)
     config = TrainingConfig(
         train=train,
