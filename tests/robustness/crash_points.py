@@ -18,7 +18,9 @@ Commands that run TensorFlow (`train`, `export`) are killed in children
 of a *zygote* (`Zygote`, this module run as a script): a process that
 imported TensorFlow, Keras and keras_elmo but ran no op, so that a fork
 of it may run TensorFlow, and the import (the slowest part of a small
-run) is paid once. There the write points also include TensorFlow's own
+run) is paid once, and so is AutoGraph's conversion of the functions
+the first finished child traced (`tests.cli_process.warm`: done in the
+zygote after it). There the write points also include TensorFlow's own
 (`tensorflow_points`: `file_io` writes, renames, removals and folder
 creations, the `SaveV2` op that writes a checkpoint's shards and the
 `MergeV2Checkpoints` op that moves them into place). A C++ op cannot be
@@ -31,6 +33,7 @@ half written, a `file_io` file half written.
 import contextlib
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -41,7 +44,9 @@ import traceback
 import h5py
 
 from keras_elmo.utils import atomic
+from tests.cli_process import record_conversions
 from tests.cli_process import wait_child
+from tests.cli_process import warm
 
 _PATCHED = [
     (os, "replace"),
@@ -283,7 +288,7 @@ class Zygote:
         self.close()
 
 
-def _child(request, names_path, log_path):
+def _child(request, names_path, log_path, conversions_path):
     """In a fork of the zygote: runs the request; never returns."""
     import importlib
 
@@ -293,7 +298,8 @@ def _child(request, names_path, log_path):
         os.dup2(log, 2)
         module, function = request["target"].split(":")
         work = getattr(importlib.import_module(module), function)
-        names = []
+        names, conversions = [], []
+        record_conversions(conversions)
         at_point = _killer(request["k"], request["torn"], names)
         try:
             with write_points(at_point, _PATCHED + tensorflow_points()):
@@ -301,6 +307,8 @@ def _child(request, names_path, log_path):
         finally:
             with open(names_path, "w") as f:
                 json.dump(names, f)
+        with open(conversions_path, "wb") as f:
+            pickle.dump(conversions, f)
         os._exit(0)
     except BaseException:  # noqa: BLE001 (reported to the parent)
         traceback.print_exc()
@@ -309,23 +317,27 @@ def _child(request, names_path, log_path):
 
 
 def _serve(imports):
-    """The zygote: imports `imports`, then one child per request line."""
+    """The zygote: imports `imports`, then one child per request line;
+    after a child that finished, converts what it converted
+    (`tests.cli_process.warm`)."""
     import importlib
 
     for name in imports:
         importlib.import_module(name)
     folder = tempfile.mkdtemp(prefix="crash_zygote_")
     print("ready", flush=True)
+    warmed = set()
     for line in sys.stdin:
         request = json.loads(line)
         names_path = os.path.join(folder, "names.json")
         log_path = os.path.join(folder, "child.log")
-        for path in (names_path, log_path):
+        conversions_path = os.path.join(folder, "conversions.pickle")
+        for path in (names_path, log_path, conversions_path):
             if os.path.exists(path):
                 os.remove(path)
         pid = os.fork()
         if pid == 0:
-            _child(request, names_path, log_path)
+            _child(request, names_path, log_path, conversions_path)
         error = None
         try:
             result = _wait(pid, request["k"], request["timeout"])
@@ -340,6 +352,11 @@ def _serve(imports):
                 error = f"exit code {result}; its log:\n{f.read()[-6000:]}"
         reply = dict(killed=result is True, points=names, error=error)
         print(json.dumps(reply), flush=True)
+        if result == 0 and os.path.exists(conversions_path):
+            with open(conversions_path, "rb") as f:
+                new = [r for r in pickle.load(f) if r[:4] not in warmed]
+            warm(new)
+            warmed.update(r[:4] for r in new)
     shutil.rmtree(folder, ignore_errors=True)
 
 
