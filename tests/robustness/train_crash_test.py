@@ -4,7 +4,7 @@ The run: a biLM smaller than the tiny preset (one biLSTM layer of 8
 units), on 64 sentences (validation: 16), batch 4, 3 steps per epoch, 2
 epochs, a checkpoint every 2 steps (so at steps 2, 3 (epoch end), 4, 6
 and 6 again (epoch end)) keeping 2, a best checkpoint per improving
-epoch, `deterministic`. It passes 154 write points
+epoch, `deterministic`. It passes 155 write points
 (`tests.robustness.crash_points`, TensorFlow's included: `run.json`,
 each checkpoint's shards, merge, index and sweep, the best checkpoint,
 `history.json`, the outputs). A child forked from a zygote
@@ -24,7 +24,7 @@ merge would leave it. Then:
 
 Kill points tried by default (`crash_sweeps.points_to_try`, the first
 and last of each publishing kind): 12 plain and 2
-torn; `KERAS_ELMO_CRASH_SWEEP=full` tries all 154 (and every
+torn; `KERAS_ELMO_CRASH_SWEEP=full` tries all 155 (and every
 `TEARABLE` point torn). The counts are printed and checked below.
 """
 
