@@ -17,7 +17,8 @@ folder where PAGE's unmarked blocks ran (it uses what they made). An
 unmarked `python`, `bash` or `sh` block runs here
 (`test_a_block_runs_here_as_written`): a Python block in a fresh
 process in an empty folder; a shell block, whose lines must all be
-`keras-elmo ...` commands, line by line in one folder holding a small
+`keras-elmo ...` commands, line by line, each in a process of its own
+(`markdown_blocks.keras_elmo`), in one folder holding a small
 corpus (`corpus/train-0.txt.gz`, `corpus/valid.txt.gz`,
 `corpus/test.txt.gz`) and `sentences.txt`. Any other unmarked block
 fails.
@@ -26,48 +27,22 @@ fails.
 import glob
 import gzip
 import os
-import re
-import shlex
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+from tests.docs.markdown_blocks import REPO
+from tests.docs.markdown_blocks import code_blocks
+from tests.docs.markdown_blocks import keras_elmo
+from tests.docs.markdown_blocks import shell_commands
+
 PAGES = ["README.md"] + sorted(
     os.path.relpath(p, REPO)
     for p in glob.glob(os.path.join(REPO, "docs", "*.md"))
 )
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
-MARKER = re.compile(
-    r"^\s*<!-- docs: (?P<kind>tested by|needs|not code|runs after)\b"
-    r"(?P<rest>[^>]*)-->\s*$"
-)
 RUNNABLE = ("python", "bash", "sh")
-CLI = "import sys; from keras_elmo.cli.main import main; sys.exit(main())"
-
-
-def code_blocks(page):
-    """`(line, lang, code, marker)` of each fenced block of `page`
-    (marker: the `docs:` comment of the line before, or None)."""
-    with open(os.path.join(REPO, page), encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    found, i = [], 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        end = i + 1
-        while not re.match(r"^ *```\s*$", lines[end]):
-            end += 1
-        indent = len(opening.group("indent"))
-        code = "\n".join(line[indent:] for line in lines[i + 1 : end])
-        marker = MARKER.match(lines[i - 1]) if i else None
-        found.append((i + 1, opening.group("lang"), code + "\n", marker))
-        i = end + 1
-    return found
 
 
 BLOCKS = [(page, *block) for page in PAGES for block in code_blocks(page)]
@@ -121,18 +96,6 @@ def test_every_block_runs_here_or_says_what_it_needs(
         )
 
 
-def shell_commands(code):
-    """The argv of each command of a shell block (`\\` continuations
-    joined, comments dropped)."""
-    joined = code.replace("\\\n", " ")
-    commands = []
-    for line in joined.splitlines():
-        argv = shlex.split(line, comments=True)
-        if argv:
-            commands.append(argv)
-    return commands
-
-
 def _workspace(work):
     (work / "corpus").mkdir(parents=True)
     lines = [
@@ -177,17 +140,10 @@ def _run_block(block, tmp_path_factory):
         shutil.copytree(folder, work)
     else:
         _workspace(work)
-    if lang == "python":
-        runs = [[sys.executable, "-c", code]]
-    else:
-        runs = [
-            [sys.executable, "-c", CLI, *argv[1:]]
-            for argv in shell_commands(code)
-        ]
     error = None
-    for argv in runs:
+    if lang == "python":
         done = subprocess.run(
-            argv,
+            [sys.executable, "-c", code],
             cwd=work,
             env=_env(work.parent),
             capture_output=True,
@@ -195,8 +151,13 @@ def _run_block(block, tmp_path_factory):
             timeout=900,
         )
         if done.returncode != 0:
-            error = f"{argv[3:] or argv}: {done.stderr[-3000:]}"
-            break
+            error = f"python -c: {done.stderr[-3000:]}"
+    else:
+        for argv in shell_commands(code):
+            done = keras_elmo(argv, work, _env(work.parent))
+            if done.returncode != 0:
+                error = f"{argv}: {done.stderr[-3000:]}"
+                break
     _RAN[(page, line)] = (work, error)
     return _RAN[(page, line)]
 

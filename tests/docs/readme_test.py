@@ -6,7 +6,8 @@ and AllenNLP's hosts replaced by a local HTTP mirror on 127.0.0.1
 (`KERAS_ELMO_PRESET_MIRROR`) serving a model with the published
 architecture and random weights. A `print(x)  # VALUE` line must print
 VALUE. Shell blocks: `keras-elmo ...` lines run in order in one folder
-holding the files they name; `make TARGET` is checked with `make -n`
+holding the files they name, each in a process of its own
+(`markdown_blocks.keras_elmo`); `make TARGET` is checked with `make -n`
 (running it would install a venv and, for `make test`, rerun this suite:
 CI's `.ci/run` runs `make test` itself); `pip install .` installs the
 clone (the package is not on the index).
@@ -22,17 +23,17 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+from tests.docs.markdown_blocks import REPO
+from tests.docs.markdown_blocks import code_blocks
+from tests.docs.markdown_blocks import keras_elmo
+
 README = os.path.join(REPO, "README.md")
-BLOCK = re.compile(r"```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S)
-CLI = "import sys; from keras_elmo.cli.main import main; sys.exit(main())"
 PRINTED = re.compile(r"^print\(.*\)\s+# (?P<value>\S[^:]*?)(?::.*)?$")
 
 
 def blocks(lang):
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    return [m.group("code") for m in BLOCK.finditer(text) if m["lang"] == lang]
+    """The code of README.md's `lang` blocks, in order."""
+    return [c for _, kind, c, _ in code_blocks("README.md") if kind == lang]
 
 
 def _env(tmp_path, **extra):
@@ -208,14 +209,7 @@ def test_command_line_block(tmp_path):
             continue
         argv = shlex.split(command)
         assert argv[0] == "keras-elmo"
-        done = subprocess.run(
-            [sys.executable, "-c", CLI, *argv[1:]],
-            cwd=work,
-            env=_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        done = keras_elmo(argv, work, _env(tmp_path))
         assert done.returncode == 0, (command, done.stderr[-3000:])
     assert (work / "vectors.hdf5").is_file()
     assert (work / "savedmodel" / "elmo" / "1" / "saved_model.pb").is_file()

@@ -2,10 +2,14 @@
 gives what a fresh `python -m keras_elmo.cli.main` process gives: exit
 status, stdout and stderr, for a command that succeeds, one that refuses
 its input and one argparse refuses; and a request whose import-time
-environment differs runs in a real subprocess."""
+environment differs runs in a real subprocess; and `wait_child`, which
+it and the crash sweeps wait on their children with."""
 
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -55,3 +59,23 @@ def test_environment_read_at_import_is_never_forked(monkeypatch):
     assert cli_process._import_time(cli_env(TF_NUM_INTEROP_THREADS="1")) != (
         cli_process._import_time(cli_env())
     )
+
+
+def _child(action):
+    pid = os.fork()
+    if pid == 0:  # never returns into pytest
+        try:
+            action()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def test_wait_child_gives_the_exit_code_the_signal_or_none_past_its_timeout():
+    assert cli_process.wait_child(_child(lambda: os._exit(7)), 60) == 7
+    killed = _child(lambda: os.kill(os.getpid(), signal.SIGKILL))
+    assert cli_process.wait_child(killed, 60) == -signal.SIGKILL
+    hung = _child(lambda: time.sleep(600))
+    assert cli_process.wait_child(hung, 0.2) is None
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(hung, os.WNOHANG)

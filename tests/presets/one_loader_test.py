@@ -9,7 +9,6 @@ the entry points' own tests.
 """
 
 import os
-import shutil
 import zipfile
 
 import pytest
@@ -46,16 +45,6 @@ def spy(monkeypatch):
 
     monkeypatch.setattr(sources, "load", load)
     return calls
-
-
-@pytest.fixture
-def folder(reference_weights, tmp_path):
-    options, weights = reference_weights("tiny")
-    path = tmp_path / "model"
-    path.mkdir()
-    shutil.copy(options, path / "options.json")
-    shutil.copy(weights, path / "weights.hdf5")
-    return str(path)
 
 
 def _reaches(spy, call):

@@ -1,7 +1,5 @@
 """Every entry point answers "which model?" through `resolve_model`."""
 
-import shutil
-
 import pytest
 
 import keras_elmo
@@ -22,16 +20,6 @@ def spy(monkeypatch):
 
     monkeypatch.setattr(sources, "resolve_model", resolve_model)
     return calls
-
-
-@pytest.fixture
-def folder(reference_weights, tmp_path):
-    options, weights = reference_weights("tiny")
-    path = tmp_path / "model"
-    path.mkdir()
-    shutil.copy(options, path / "options.json")
-    shutil.copy(weights, path / "weights.hdf5")
-    return str(path)
 
 
 def test_library_entry_points_call_the_resolver(spy, folder):

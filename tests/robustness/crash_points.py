@@ -18,7 +18,9 @@ Commands that run TensorFlow (`train`, `export`) are killed in children
 of a *zygote* (`Zygote`, this module run as a script): a process that
 imported TensorFlow, Keras and keras_elmo but ran no op, so that a fork
 of it may run TensorFlow, and the import (the slowest part of a small
-run) is paid once. There the write points also include TensorFlow's own
+run) is paid once, and so is AutoGraph's conversion of the functions
+the first finished child traced (`tests.cli_process.warm`: done in the
+zygote after it). There the write points also include TensorFlow's own
 (`tensorflow_points`: `file_io` writes, renames, removals and folder
 creations, the `SaveV2` op that writes a checkpoint's shards and the
 `MergeV2Checkpoints` op that moves them into place). A C++ op cannot be
@@ -31,17 +33,20 @@ half written, a `file_io` file half written.
 import contextlib
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 
 import h5py
 
 from keras_elmo.utils import atomic
+from tests.cli_process import record_conversions
+from tests.cli_process import wait_child
+from tests.cli_process import warm
 
 _PATCHED = [
     (os, "replace"),
@@ -190,22 +195,16 @@ def _killer(k, torn=False, names=None):
 
 
 def _wait(pid, k, timeout):
-    """Waits for child `pid`; True if it was SIGKILLed, else its exit
-    code; kills it and raises after `timeout` seconds."""
-    deadline = time.time() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.time() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise AssertionError(f"child killed at point {k} hung")
-        time.sleep(0.005)
-    if os.WIFSIGNALED(status):
-        assert os.WTERMSIG(status) == signal.SIGKILL
+    """Waits for child `pid` (`tests.cli_process.wait_child`); True if
+    it was SIGKILLed, else its exit code; raises after `timeout` seconds
+    (having killed it)."""
+    code = wait_child(pid, timeout)
+    if code is None:
+        raise AssertionError(f"child killed at point {k} hung")
+    if code < 0:
+        assert -code == signal.SIGKILL, f"child ended by signal {-code}"
         return True
-    return os.WEXITSTATUS(status)
+    return code
 
 
 def killed_at(k, work, timeout=120, torn=False, points=None):
@@ -289,7 +288,7 @@ class Zygote:
         self.close()
 
 
-def _child(request, names_path, log_path):
+def _child(request, names_path, log_path, conversions_path):
     """In a fork of the zygote: runs the request; never returns."""
     import importlib
 
@@ -299,7 +298,8 @@ def _child(request, names_path, log_path):
         os.dup2(log, 2)
         module, function = request["target"].split(":")
         work = getattr(importlib.import_module(module), function)
-        names = []
+        names, conversions = [], []
+        record_conversions(conversions)
         at_point = _killer(request["k"], request["torn"], names)
         try:
             with write_points(at_point, _PATCHED + tensorflow_points()):
@@ -307,6 +307,8 @@ def _child(request, names_path, log_path):
         finally:
             with open(names_path, "w") as f:
                 json.dump(names, f)
+        with open(conversions_path, "wb") as f:
+            pickle.dump(conversions, f)
         os._exit(0)
     except BaseException:  # noqa: BLE001 (reported to the parent)
         traceback.print_exc()
@@ -315,23 +317,27 @@ def _child(request, names_path, log_path):
 
 
 def _serve(imports):
-    """The zygote: imports `imports`, then one child per request line."""
+    """The zygote: imports `imports`, then one child per request line;
+    after a child that finished, converts what it converted
+    (`tests.cli_process.warm`)."""
     import importlib
 
     for name in imports:
         importlib.import_module(name)
     folder = tempfile.mkdtemp(prefix="crash_zygote_")
     print("ready", flush=True)
+    warmed = set()
     for line in sys.stdin:
         request = json.loads(line)
         names_path = os.path.join(folder, "names.json")
         log_path = os.path.join(folder, "child.log")
-        for path in (names_path, log_path):
+        conversions_path = os.path.join(folder, "conversions.pickle")
+        for path in (names_path, log_path, conversions_path):
             if os.path.exists(path):
                 os.remove(path)
         pid = os.fork()
         if pid == 0:
-            _child(request, names_path, log_path)
+            _child(request, names_path, log_path, conversions_path)
         error = None
         try:
             result = _wait(pid, request["k"], request["timeout"])
@@ -346,6 +352,11 @@ def _serve(imports):
                 error = f"exit code {result}; its log:\n{f.read()[-6000:]}"
         reply = dict(killed=result is True, points=names, error=error)
         print(json.dumps(reply), flush=True)
+        if result == 0 and os.path.exists(conversions_path):
+            with open(conversions_path, "rb") as f:
+                new = [r for r in pickle.load(f) if r[:4] not in warmed]
+            warm(new)
+            warmed.update(r[:4] for r in new)
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -2,7 +2,7 @@
 export, into a fresh path and over an existing SavedModel.
 
 The export (`export_saved_model`, the tiny reference weights, 8 tokens)
-passes 23 write points, 30 over an existing SavedModel
+passes 24 write points, 32 over an existing SavedModel
 (`tests.robustness.crash_points`, TensorFlow's included: the temporary
 folder, the variables' shards and merge, `saved_model.pb`, its rewrite
 with the frozen flags, the fingerprint, the swap into place). A child
@@ -18,7 +18,7 @@ point k. Then:
   by the next write of that destination, `atomic.atomic_directory`).
 
 By default the representative subset of `crash_sweeps.points_to_try`
-runs: 7 of the 23 points, and 10 of the 30 over a SavedModel (counts
+runs: 7 of the 24 points, and 10 of the 32 over a SavedModel (counts
 printed and checked below); `KERAS_ELMO_CRASH_SWEEP=full` for every
 point.
 """
