@@ -33,7 +33,8 @@ try:
     runpy.run_module("keras_elmo.cli.main", run_name="__main__")
 except SystemExit:
     pass
-sys.stdout.write("\\n" + json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+names = sorted({m.split(".")[0] for m in sys.modules})
+sys.stdout.write("\\n" + json.dumps(names))
 """
 
 
