@@ -317,9 +317,11 @@ class Trainer(TrainingLoop):
                 int(self.state.step.numpy()),
             )
         self.resumed_from = restored
-        self._check_continuable(
-            int(self.state.epoch.numpy()), bool(self.state.stopped.numpy())
-        )
+        if verify_run:  # a reader of the checkpoint trains nothing
+            self._check_continuable(
+                int(self.state.epoch.numpy()),
+                bool(self.state.stopped.numpy()),
+            )
         self.history = EpochHistory(
             config.out_dir, int(self.state.epoch.numpy()), self.chief
         )
