@@ -51,6 +51,29 @@ def history(out):
         return json.load(f)
 
 
+def _datasets(path):
+    import h5py
+
+    found = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(
+            lambda name, item: (
+                found.__setitem__(name, item[()])
+                if isinstance(item, h5py.Dataset)
+                else None
+            )
+        )
+    return found
+
+
+def assert_same_datasets(got, expected):
+    import numpy as np
+
+    assert sorted(got) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, name)
+
+
 def stored(out):
     """{variable group: count} of the newest checkpoint in `out`."""
     import tensorflow as tf
@@ -112,6 +135,17 @@ def test_a_finished_rerun_changes_nothing(sample_vocab, tmp_path, capsys):
         f"{out}/softmax.hdf5.\n"
     )
     assert snapshot(out) == before
+
+    # Killed after the drop, before its model files: a rerun writes them
+    # from the weights the checkpoint still holds, training nothing.
+    weights = os.path.join(out, "weights.hdf5")
+    kept, epochs = _datasets(weights), history(out)
+    os.remove(weights)
+    assert train(sample_vocab, out, "--epochs", "1") == 0
+    # No epoch ran: the history and its last entry are the run's.
+    assert json.loads(capsys.readouterr().out) == epochs[-1]
+    assert history(out) == epochs
+    assert_same_datasets(_datasets(weights), kept)
 
     # --force starts over: one epoch again, the model rewritten.
     assert train(sample_vocab, out, "--epochs", "1", "--force") == 0
