@@ -105,11 +105,12 @@ def engine_failures(engine):
     """Raises an engine's failure inside as `EngineFailed("ENGINE failed:
     CAUSE")` (`engine_cause`), so that it is told by its cause in one
     line. keras_elmo's own refusals (`ValueError`, `OSError`, `TypeError`,
-    `ImportError` with a one-line message) pass unchanged."""
+    `ImportError` whose message holds no worker's traceback) pass
+    unchanged."""
     try:
         yield
     except (ValueError, OSError, TypeError, ImportError) as e:
-        if "\n" not in str(e).strip():
+        if "Traceback (most recent call last)" not in str(e):
             raise
         raise EngineFailed(f"{engine} failed: {engine_cause(e)}") from e
     except EngineFailed:

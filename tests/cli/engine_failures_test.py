@@ -79,6 +79,9 @@ def test_engine_failures_passes_refusals_and_wraps_the_rest():
     with pytest.raises(ValueError, match="^one line$"):
         with engine_failures("Beam"):
             raise ValueError("one line")
+    with pytest.raises(FileExistsError, match="^exists;\nchanged: x$"):
+        with engine_failures("Spark"):
+            raise FileExistsError("exists;\nchanged: x")
     with pytest.raises(EngineFailed) as raised:
         with engine_failures("Beam"):
             raise ValueError(BEAM_MESSAGE)
