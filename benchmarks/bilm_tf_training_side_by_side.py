@@ -252,7 +252,7 @@ def train(name, folder, data, args):
     recipe = name.split("/")[1].split(",")[0]
     _, wall = ours(
         ["train", "--train", data["train"], "--vocab", data["vocab"]]
-        + ["--config", data["options"], "--out", folder]
+        + ["--architecture", data["options"], "--out", folder]
         + ["--recipe", recipe, "--batch-size", str(args.batch_size)]
         + ["--num-sampled", str(args.num_sampled), "--epochs", "1"]
         + ["--steps-per-epoch", str(args.steps), "--seed", str(args.seed)]

@@ -9,7 +9,7 @@ What a user gets who runs the README's training command with no tuning
 flags under `KERAS_BACKEND=tensorflow` (`keras_elmo.training.Trainer`),
 `jax` or `torch` (`keras_elmo.training.NeutralTrainer`: the same default
 recipe, Adam 2e-3, dropout 0.1, full softmax, batch 64): each run is a
-fresh `keras-elmo train --train TRAIN --vocab VOCAB --out OUT --config
+fresh `keras-elmo train --train TRAIN --vocab VOCAB --out OUT --architecture
 CONFIG --epochs E --steps-per-epoch S --seed 0` in its own process,
 pinned to `--threads` cores, on the first `--lines` lines of en_pd_lm
 train (real text, natural lengths; the vocabulary from `keras-elmo vocab`
@@ -90,7 +90,7 @@ def train_once(backend, args, train, vocab, out):
         vocab,
         "--out",
         out,
-        "--config",
+        "--architecture",
         args.config,
         "--epochs",
         str(args.epochs),

@@ -114,6 +114,7 @@ def run_beam(args):
     does; this process never loads it: the manifest's run record digests
     the model's files (`keras_elmo.integrations.beam.run_manifest`).
     """
+    from keras_elmo.integrations.engine_logging import engine_failures
     from keras_elmo.integrations.engine_logging import quiet_engine_logs
     from keras_elmo.utils import check_int_at_least
     from keras_elmo.utils import check_positive_int
@@ -171,14 +172,15 @@ def run_beam(args):
         current=lambda: current_record(launch, [pattern]),
     )
     logger.info("Embedding %s with %s on %s", pattern, header, args.runner)
-    run_embed_corpus(
-        pipeline_args,
-        [pattern],
-        output,
-        handler,
-        header,
-        num_shards=args.num_shards,
-    )
+    with engine_failures("Beam"):
+        run_embed_corpus(
+            pipeline_args,
+            [pattern],
+            output,
+            handler,
+            header,
+            num_shards=args.num_shards,
+        )
     manifest = read_manifest_any(output)
     sys.stderr.write(
         f"Wrote {manifest['counts']['lines']} sentences in "

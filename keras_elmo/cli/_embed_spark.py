@@ -132,29 +132,29 @@ def run_spark(args):
         check_corpus_from_args(
             args, "input", args.input, require_sentences=False
         )
+    from keras_elmo.integrations.engine_logging import engine_failures
+
     output = _absolute(args.output)
     spec = model_spec(args)
-    spark = spark_session(
-        args.spark_master,
-        _conf_pairs(args.spark_conf),
-        quiet=not args.verbose,
-    )
-    try:
-        result = embed_text_file(
-            spark,
-            _absolute(args.input),
-            output,
-            model=spec,
-            layers=args.layers,
-            batch_size=args.batch_size,
-            dtype=args.dtype,
-            force=args.force,
-            description=", ".join(
-                f"{k}={v}" for k, v in spec.items() if v is not None
-            ),
+    with engine_failures("Spark"):
+        spark = spark_session(
+            args.spark_master,
+            _conf_pairs(args.spark_conf),
+            quiet=not args.verbose,
         )
-    finally:
-        spark.stop()
+        try:
+            result = embed_text_file(
+                spark,
+                _absolute(args.input),
+                output,
+                model=spec,
+                layers=args.layers,
+                batch_size=args.batch_size,
+                dtype=args.dtype,
+                force=args.force,
+            )
+        finally:
+            spark.stop()
     sys.stderr.write(
         f"Wrote {result['counts']['lines']} sentences to {output}\n"
     )

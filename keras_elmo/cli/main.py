@@ -6,6 +6,7 @@ import os
 import re
 import sys
 
+from keras_elmo.integrations.engine_logging import EngineFailed
 from keras_elmo.version import __version__
 
 # Command name -> module with `add_arguments(parser)` and `run(args)`.
@@ -115,6 +116,14 @@ def main(argv=None):
         message = flag_words(str(e), args.flags, args.flag_aliases)
         sys.stderr.write(f"keras-elmo {args.command}: error: {message}\n")
         return 2
+    except EngineFailed as e:
+        # The engine's cause first, in one line; its trace with -v.
+        sys.stderr.write(f"keras-elmo {args.command}: error: {e}\n")
+        if args.verbose:
+            import traceback
+
+            traceback.print_exception(e.__cause__ or e, file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         _interrupted(args, e)
         if argv is not None:

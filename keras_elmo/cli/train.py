@@ -1,7 +1,8 @@
 """Trains (or fine-tunes) a biLM on your corpus, resumably.
 
     keras-elmo train --train 'data/train-*.txt.gz' --vocab vocab.txt \\
-        --config small --out runs/small [--valid 'data/valid.txt.gz'] \\
+        --out runs/small [--architecture 2x1024_128_512cnn_1xhighway] \\
+        [--valid 'data/valid.txt.gz'] \\
         [--epochs 10] [--batch-size 128] [--strategy auto]
 
 Rerunning the same command after a crash or a kill resumes from the last
@@ -13,8 +14,13 @@ OUT holds options.json + weights.hdf5 (AllenNLP format), softmax.hdf5,
 vocab.txt and bilm.keras; OUT/logs holds TensorBoard summaries. An OUT
 that holds a finished model but no checkpoint is not replaced without
 `--force`. Rerunning a finished run (same OUT, same `--epochs`) says so
-in one line and changes nothing; a larger `--epochs` continues it and
-`--force` starts over. Ctrl-C stops with one line naming the checkpoint
+in one line and changes nothing; a larger `--epochs` continues it (where
+its optimizer state was kept) and `--force` starts over. `--config` is
+the old name of `--architecture`. A finished run drops its optimizer's state (as
+large as the model again, twice for Adam) from OUT/checkpoints, keeping
+its weights and position: a larger `--epochs` then is refused, naming
+`--force` and `--init-from`; `--keep-optimizer-state` keeps it, for a
+run to be continued. Ctrl-C stops with one line naming the checkpoint
 kept (exit status 130); rerunning the same command resumes. A corpus
 with no sentence (only blank or non-UTF-8 lines) is an error, not an
 empty model.
@@ -32,9 +38,9 @@ On JAX or PyTorch (`KERAS_BACKEND=jax` / `torch`) the same command runs
 the backend-neutral trainer (`keras_elmo.training.neutral_trainer`): one
 process (on JAX with `keras.distribution.DataParallel` over several
 local devices; PyTorch trains on one device), the default recipe, full
-or sampled softmax with replacement, resumable from
-OUT/checkpoints/*.npz, with the same `--valid` (perplexity, plateau,
-early stopping, best epoch) and `--init-from`. Flags that need
+or sampled softmax with replacement, resumable from OUT/checkpoints
+(the same files as on TensorFlow), with the same `--valid` (perplexity,
+plateau, early stopping, best epoch) and `--init-from`. Flags that need
 TensorFlow (`--strategy mirrored` / `multi_worker`, `--mixed-precision`,
 `--sampler unique` with `--num-sampled`) are refused by name
 (docs/BACKENDS.md).
@@ -59,7 +65,13 @@ HELP = "Train or fine-tune a biLM (resumable; tf.distribute or JAX)."
 DEST = "config_"
 # `TrainingConfig` fields whose flag is not their name (`main` also maps
 # the library's messages through these).
-FLAG_ALIASES = {"out_dir": "--out", "model": "--config", "verbose": "--quiet"}
+FLAG_ALIASES = {
+    "out_dir": "--out",
+    "model": "--architecture",
+    "verbose": "--quiet",
+}
+# Old flags still accepted, with a line saying the new one.
+DEPRECATED_FLAGS = {"--config": "--architecture"}
 
 
 def flag_of(field_name):
@@ -124,9 +136,11 @@ def add_arguments(parser):
             options.setdefault("metavar", field.name.upper())
         # A prefix keeps these apart from the global flags (`-v` sets
         # `verbose`, which `--quiet` would otherwise overwrite).
-        parser.add_argument(
-            flag_of(field.name), dest=DEST + field.name, **options
-        )
+        flags = [flag_of(field.name)]
+        flags += [old for old, new in DEPRECATED_FLAGS.items() if new in flags]
+        if len(flags) > 1:
+            options["action"] = _deprecated_alias(options.get("action"))
+        parser.add_argument(*flags, dest=DEST + field.name, **options)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -138,6 +152,25 @@ def add_arguments(parser):
     add_corpus_check_arguments(parser)
 
 
+def _deprecated_alias(action):
+    """An argparse action storing the value that, given under an old
+    flag (`DEPRECATED_FLAGS`), says on stderr which flag replaces it."""
+    import argparse
+
+    assert action is None  # a store action: the flags that have an alias
+
+    class Store(argparse._StoreAction):
+        def __call__(self, parser, namespace, values, option_string=None):
+            if option_string in DEPRECATED_FLAGS:
+                sys.stderr.write(
+                    f"keras-elmo train: {option_string} is deprecated; use "
+                    f"{DEPRECATED_FLAGS[option_string]} (the same values).\n"
+                )
+            super().__call__(parser, namespace, values, option_string)
+
+    return Store
+
+
 def _check_out(out, force, backend="tensorflow"):
     """Refuses to replace a model in OUT that no checkpoint resumes."""
     import glob
@@ -147,9 +180,8 @@ def _check_out(out, force, backend="tensorflow"):
 
     if force or not os.path.isdir(out):
         return
-    # The checkpoints this backend's trainer resumes: TensorFlow's, JAX's.
-    pattern = "*.index" if backend == "tensorflow" else "ckpt-*.npz"
-    if glob.glob(os.path.join(out, "checkpoints", pattern)):
+    # The checkpoints a trainer resumes (one format on every backend).
+    if glob.glob(os.path.join(glob.escape(out), "checkpoints", "*.index")):
         return  # a resume: the same run finishes and rewrites its outputs
     existing = [
         os.path.basename(path)
@@ -166,13 +198,15 @@ def _check_out(out, force, backend="tensorflow"):
 def _check_config(config):
     import os
 
-    from keras_elmo.config import ARCHITECTURES as PRESETS
+    from keras_elmo.config.bilm_config import ARCHITECTURES
+    from keras_elmo.config.bilm_config import NAMED_ARCHITECTURES
 
-    if config not in PRESETS and not os.path.exists(config):
+    names = sorted(NAMED_ARCHITECTURES) + sorted(ARCHITECTURES)
+    if config not in names and not os.path.exists(config):
         raise ValueError(
-            "Received an invalid value for `--config`, expected a preset "
-            f"{sorted(PRESETS)} or an options.json path, got {config!r} "
-            "(no such preset or file)."
+            "Received an invalid value for `--architecture`, expected a "
+            f"name {names} or an options.json path, got {config!r} (no "
+            "such name or file)."
         )
 
 
@@ -250,11 +284,17 @@ def run(args):
     if trainer.finished:
         if chief:
             epochs = len(trainer.history.entries)
+            longer = (
+                "a larger --epochs continues it"
+                if not trainer._store().optimizer_dropped
+                else "its optimizer state was not kept, so a larger "
+                "--epochs cannot continue it"
+            )
             sys.stderr.write(
                 f"keras-elmo train: {config.out_dir} already holds the "
                 f"finished model of this run ({epochs} epoch"
-                f"{'' if epochs == 1 else 's'}); nothing to do (a larger "
-                "--epochs continues it, --force starts over).\n"
+                f"{'' if epochs == 1 else 's'}); nothing to do ({longer}; "
+                "--force starts over).\n"
             )
         return 0
     try:

@@ -257,19 +257,25 @@ class BiLMConfig:
     @classmethod
     def from_architecture(cls, name):
         """A named architecture (random weights when built): tiny, small,
-        medium, original. Trained models are `BiLM.from_preset`'s."""
+        medium, original, or a shape by AllenNLP's name for it
+        (`NAMED_ARCHITECTURES`: `2x1024_128_2048cnn_1xhighway` is
+        "small"; `2x1024_128_512cnn_1xhighway` the shipped
+        elmo_small_en's). Trained models are `BiLM.from_preset`'s."""
+        if name in NAMED_ARCHITECTURES:
+            return NAMED_ARCHITECTURES[name]
         if name not in ARCHITECTURES:
             raise ValueError(
                 "Received an invalid value for argument `name`, expected "
-                f"one of the architectures {sorted(ARCHITECTURES)}, got "
-                f"{name!r} (trained models by name: keras_elmo.BiLM"
-                ".from_preset)."
+                f"one of the architectures {sorted(ARCHITECTURES)} or "
+                f"{sorted(NAMED_ARCHITECTURES)}, got {name!r} (trained "
+                "models by name: keras_elmo.BiLM.from_preset)."
             )
         return ARCHITECTURES[name]
 
     @classmethod
     def architectures(cls):
-        """The names `from_architecture` accepts."""
+        """The short names `from_architecture` accepts (it also takes
+        AllenNLP's names of the shapes, `NAMED_ARCHITECTURES`)."""
         return sorted(ARCHITECTURES)
 
     @classmethod
@@ -314,6 +320,23 @@ ARCHITECTURES = {
     ),
     # elmo_2x4096_512_2048cnn_2xhighway
     "original": BiLMConfig(),
+}
+
+# The same shapes by the names that say what they are (AllenNLP's,
+# `{L}x{H}_{P}_{F}cnn_{k}xhighway`: L biLSTM layers of H units projected
+# to P, F character filters in all, k highway layers), and the shipped
+# elmo_small_en's, which shares "small"'s biLSTM but has 512 filters
+# (widths 1-6) against 2048 (widths 1-7).
+NAMED_ARCHITECTURES = {
+    "2x1024_128_512cnn_1xhighway": BiLMConfig(
+        filters=((1, 32), (2, 32), (3, 64), (4, 128), (5, 128), (6, 128)),
+        num_highway_layers=1,
+        projection_dim=128,
+        lstm_units=1024,
+    ),
+    "2x1024_128_2048cnn_1xhighway": ARCHITECTURES["small"],
+    "2x2048_256_2048cnn_1xhighway": ARCHITECTURES["medium"],
+    "2x4096_512_2048cnn_2xhighway": ARCHITECTURES["original"],
 }
 
 PRESETS = ARCHITECTURES  # the old name, kept for compatibility

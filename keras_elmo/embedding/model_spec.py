@@ -94,24 +94,54 @@ def load_spec(spec):
     """`(runner, description)` of the model a spec names."""
     check_spec(spec)
     if spec.get("random_weights"):
-        name = spec["random_weights"]
         seed = 0 if spec.get("seed") is None else spec["seed"]
         keras.utils.set_random_seed(seed)
-        bilm = BiLM(BiLMConfig.from_architecture(name))
-        description = (
-            f"RANDOMLY INITIALISED '{name}' architecture (seed {seed}): "
-            "shapes and plumbing only, the vectors carry no meaning"
-        )
-        vocab = spec.get("vocab")
-        if vocab:
-            description += f", token cache of {vocab}"
-        return BiLMEmbedder(bilm, vocabulary=vocab), description
+        bilm = BiLM(BiLMConfig.from_architecture(spec["random_weights"]))
+        embedder = BiLMEmbedder(bilm, vocabulary=spec.get("vocab"))
+        return embedder, describe_model(spec)
     return model_sources.load(
         source_of(spec),
         _runner,
         vocab=spec.get("vocab"),
         trust_saved_model=bool(spec.get("trust_saved_model")),
     )
+
+
+def describe_model(spec):
+    """How `load_spec` names the model of `spec` (`"shipped preset
+    elmo_small_en"`, `"model folder runs/small"`, ...), from the spec
+    alone: nothing is loaded and nothing is downloaded. A local source is
+    named by `resolve_model`, as `load_spec` names it; a published name
+    not downloaded as its download would name it; any other remote
+    source by itself. Beam's workers and Spark's driver name a run's
+    model with this (the manifests' `model`)."""
+    from keras_elmo.presets import published
+
+    check_spec(spec)
+    vocab = spec.get("vocab")
+    suffix = f", token cache of {vocab}" if vocab else ""
+    if spec.get("random_weights"):
+        seed = 0 if spec.get("seed") is None else spec["seed"]
+        return (
+            f"RANDOMLY INITIALISED '{spec['random_weights']}' architecture "
+            f"(seed {seed}): shapes and plumbing only, the vectors carry no "
+            "meaning" + suffix
+        )
+    source = source_of(spec)
+    local = _local_model(source)
+    if isinstance(local, str):  # a local archive, not unpacked here
+        return f"archive {local}" + suffix
+    if local is not None:
+        return model_sources.resolve_model(source).description + suffix
+    if isinstance(source, (list, tuple)):
+        return f"model at {source[1]}" + suffix
+    model = published.find_published(str(source))
+    if model is not None:
+        return f"published preset {model.name}" + suffix
+    archive = published.find_archive(str(source))
+    if archive is not None:
+        return f"published archive {archive.name}" + suffix
+    return str(source) + suffix
 
 
 def _runner(resolved, vocab, trust_saved_model):

@@ -25,33 +25,50 @@ from keras_elmo.text.char_vocab import token_to_char_ids
 from keras_elmo.text.char_vocab import tokens_to_char_ids
 from keras_elmo.text.char_vocab import tokens_to_unicode_char_ids
 from keras_elmo.text.char_vocab import tokens_to_word_ids
+from keras_elmo.text.token_inputs import dense_tokens
+from keras_elmo.text.token_inputs import describe
+from keras_elmo.text.token_inputs import is_python_strings
+from keras_elmo.text.token_inputs import python_tokens
+from keras_elmo.text.token_inputs import token_shape
 from keras_elmo.utils import check_backend
 from keras_elmo.utils import is_tensorflow
 
 
 @keras_elmo_export("keras_elmo.layers.CharacterIds")
 class CharacterIds(keras.layers.Layer):
-    """Maps string tokens `[B, T]` to ELMo character ids `[B, T, 50]`.
+    """Maps string tokens to ELMo character ids `[B, T, 50]`.
 
     Runs entirely in the TensorFlow graph (no Python at call time), so a
-    model that starts from raw string tokens can be saved, exported and
+    model that starts from raw strings can be saved, exported and
     served. The ids equal `keras_elmo.batch_to_ids` on the same tokens:
     UTF-8 bytes (at most 48 per token), begin/end-of-word markers, padding
     character 261 inside the 50 slots, and an all-zero row for the empty
     string `""`, which therefore marks a padding position.
 
-    On TensorFlow the layer is in-graph (string tensors). On JAX and
-    PyTorch (no string tensors) it takes Python or NumPy strings `[B, T]`
-    only and encodes them in NumPy, as `keras_elmo.batch_to_ids` does.
+    Takes text in the forms `ElmoLayer` takes, with the same ids for the
+    same tokens (`keras_elmo.text.token_inputs.dense_tokens`):
+
+    - padded string tokens `[B, T]` (`""` = padding; any rank >= 2);
+    - ragged string tokens `[B, (n_i)]` (`tf.strings.split(sentences)`),
+      padded with `""` to the longest row;
+    - sentences, strings `[B]`, split like Python's `str.split()` (the
+      SavedModel `default` signature's rule), so `T = max_i n_i`;
+    - Python or NumPy strings: token lists of any lengths or sentences,
+      padded in NumPy (`keras_elmo.pad_tokens`).
+
+    On JAX and PyTorch (no string tensors) it takes the Python or NumPy
+    strings only and encodes them in NumPy, as `keras_elmo.batch_to_ids`
+    does.
 
     Call arguments:
-        tokens: string tensor `[B, T]`; `""` is padding.
+        tokens: strings in one of the forms above.
 
     Returns:
         int32 tensor `[B, T, 50]`.
 
     Raises a `TypeError` naming `tokens` for a non-string input (e.g.
-    int char ids, which go straight to `BiLM` instead).
+    int char ids, which go straight to `BiLM` instead), and a
+    `ValueError` for ragged strings of another rank than 2.
 
     Masking: produces no Keras mask: the ids carry it (padding tokens are
     all-zero rows), which `CharCNNEmbedding` and `TokenMask` read.
@@ -62,35 +79,39 @@ class CharacterIds(keras.layers.Layer):
     >>> ids = layer(tf.constant([["Hello", "!"], ["Hi", ""]]))
     >>> ids.shape
     TensorShape([2, 2, 50])
+    >>> layer(tf.constant(["Hello !", "Hi"])).shape
+    TensorShape([2, 2, 50])
     """
 
     def __call__(self, tokens, *args, **kwargs):
-        is_strings = isinstance(tokens, (list, tuple, str, bytes)) or (
-            isinstance(tokens, np.ndarray) and tokens.dtype.kind in "USO"
-        )
-        if not is_tensorflow():
-            check_backend("CharacterIds")
-            if not is_strings:
-                raise TypeError(
-                    "Received an invalid value for argument `tokens`: on the "
-                    f"{keras.config.backend()} backend `CharacterIds` takes "
-                    "Python or NumPy strings [B, T] only, got "
-                    f"{type(tokens).__name__}; or pass ids from "
-                    "keras_elmo.batch_to_ids."
-                )
-            return keras.ops.convert_to_tensor(numpy_char_ids(tokens))
-        if is_strings:
-            # A nested list of str is one tensor, not a list of inputs.
+        if is_python_strings(tokens):
+            # Token lists of any lengths or sentences -> `[B, T]`.
+            tokens = python_tokens(tokens, "tokens")
+            if not is_tensorflow():
+                check_backend("CharacterIds")
+                return keras.ops.convert_to_tensor(numpy_char_ids(tokens))
             tokens = _to_string_tensor(tokens)
+        elif not is_tensorflow():
+            check_backend("CharacterIds")
+            raise TypeError(
+                "Received an invalid value for argument `tokens`: on the "
+                f"{keras.config.backend()} backend `CharacterIds` takes "
+                "Python or NumPy strings (token lists or sentences) only, "
+                f"got {type(tokens).__name__}; or pass ids from "
+                "keras_elmo.batch_to_ids."
+            )
         _check_string_dtype(tokens)
         return super().__call__(tokens, *args, **kwargs)
 
     def call(self, tokens):
         check_backend("CharacterIds")
-        return tokens_to_char_ids(tokens)
+        return tokens_to_char_ids(dense_tokens(tokens))
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape) + (char_vocab.MAX_CHARS_PER_TOKEN,)
+        shape = tuple(input_shape)
+        if len(shape) < 2:
+            shape = token_shape(shape)
+        return shape + (char_vocab.MAX_CHARS_PER_TOKEN,)
 
     def compute_output_spec(self, tokens, mask=None):
         _check_string_dtype(tokens)
@@ -149,6 +170,15 @@ def _check_string_dtype(tokens):
             f"string tensor [B, T], got dtype {dtype} with shape "
             f"{tuple(tokens.shape)}. Integer char ids go to "
             "`keras_elmo.BiLM` (or `ElmoLayer`) directly."
+        )
+    ragged = type(tokens).__name__ == "RaggedTensor" or getattr(
+        tokens, "ragged", False
+    )
+    if ragged and len(tokens.shape) != 2:
+        raise ValueError(
+            "Received an invalid value for argument `tokens`, expected "
+            "ragged string tokens [B, (n)] (tf.strings.split(sentences)), "
+            f"got {describe(tokens)}."
         )
 
 

@@ -12,7 +12,9 @@ from keras_elmo.models.bilm import elmo_layers
 from keras_elmo.models.token_embedding_cache import TokenEmbeddingCache
 from keras_elmo.text.token_inputs import dense_tokens
 from keras_elmo.text.token_inputs import describe
+from keras_elmo.text.token_inputs import is_python_strings
 from keras_elmo.text.token_inputs import python_tokens
+from keras_elmo.text.token_inputs import token_shape
 from keras_elmo.utils import check_positive_int
 from keras_elmo.utils import is_tensorflow
 
@@ -213,14 +215,14 @@ class ElmoLayer(keras.layers.Layer):
         return layer
 
     def build(self, inputs_shape):
-        layer_shape = _token_shape(inputs_shape) + (self.bilm.output_dim,)
+        layer_shape = token_shape(inputs_shape) + (self.bilm.output_dim,)
         for mix in self.scalar_mixes:
             mix.build([layer_shape] * self.bilm.num_output_layers)
         if self.token_cache is not None:
             self.token_cache.build()
 
     def __call__(self, inputs, *args, **kwargs):
-        if _is_python_strings(inputs):
+        if is_python_strings(inputs):
             if is_tensorflow():
                 import tensorflow as tf
 
@@ -300,7 +302,7 @@ class ElmoLayer(keras.layers.Layer):
         return [token_mask] * self.num_output_representations
 
     def compute_output_shape(self, inputs_shape):
-        shape = _token_shape(inputs_shape) + (self.bilm.output_dim,)
+        shape = token_shape(inputs_shape) + (self.bilm.output_dim,)
         if self.num_output_representations == 1:
             return shape
         return [shape] * self.num_output_representations
@@ -336,19 +338,7 @@ class StringTokenMask(keras.layers.Layer):
         return ops.not_equal(dense_tokens(tokens), "")
 
     def compute_output_spec(self, tokens):
-        return keras.KerasTensor(_token_shape(tokens.shape), dtype="bool")
-
-
-def _is_python_strings(inputs):
-    """True for a (nested) list of str or bytes, or a NumPy string array
-    (an empty list counts: no batch to tell)."""
-    if isinstance(inputs, np.ndarray):
-        return inputs.dtype.kind in "USO"
-    while isinstance(inputs, (list, tuple)):
-        if not inputs:
-            return True
-        inputs = inputs[0]
-    return isinstance(inputs, (str, bytes))
+        return keras.KerasTensor(token_shape(tokens.shape), dtype="bool")
 
 
 def _int_array(inputs):
@@ -359,13 +349,6 @@ def _int_array(inputs):
     except ValueError:  # ragged nesting
         return inputs
     return array if array.dtype.kind in "iu" else inputs
-
-
-def _token_shape(inputs_shape):
-    """`(B, T)` of the inputs' shape: `[B, T, 50]`, `[B, T]` or `[B]`
-    (sentences: `T` is known only once they are split)."""
-    shape = tuple(inputs_shape)
-    return shape[:2] if len(shape) >= 2 else shape[:1] + (None,)
 
 
 _STRINGS = (

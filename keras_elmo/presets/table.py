@@ -3,6 +3,7 @@
 (`keras-elmo presets`)."""
 
 import os
+import textwrap
 
 from keras_elmo.config import BiLMConfig
 from keras_elmo.presets import published
@@ -12,13 +13,90 @@ def _millions(count):
     return "?" if count is None else f"{count / 1e6:.1f}M"
 
 
-def _architecture(config):
+def _lstm(config):
+    return f"{config.num_layers}x{config.lstm_units}, P={config.projection_dim}"
+
+
+def _architecture(config, short=False):
+    """`2x1024, P=128, 1 highway, 2048 char filters`; `short` (the
+    terminal's): `2x1024, P=128, 2048cnn, 1hw`."""
     if config is None:
         return "? (options not recorded)"
+    if short:
+        return (
+            f"{_lstm(config)}, {config.num_filters}cnn, "
+            f"{config.num_highway_layers}hw"
+        )
     return (
-        f"{config.num_layers}x{config.lstm_units}, P={config.projection_dim}"
-        f", {config.num_highway_layers} highway"
+        f"{_lstm(config)}, {config.num_highway_layers} highway, "
+        f"{config.num_filters} char filters"
     )
+
+
+def _configs():
+    """`(name, BiLMConfig)` of every shipped and published model whose
+    options are known, in the tables' order."""
+    from keras_elmo.presets import available_presets
+    from keras_elmo.presets import preset_dir
+
+    found = [
+        (
+            name,
+            BiLMConfig.from_options_json(
+                os.path.join(preset_dir(name), "options.json")
+            ),
+        )
+        for name in available_presets()
+    ]
+    found += [
+        (model.name, model.config)
+        for model in published.PUBLISHED_PRESETS.values()
+        if model.config is not None
+    ]
+    return found
+
+
+def _highway(config):
+    width = config.num_filters
+    return config.num_highway_layers * 2 * (width * width + width)
+
+
+def same_lstm_notes():
+    """Why two models of the same biLSTM shape differ in size: one line
+    per pair whose character CNN differs. With `F` filters in total, the
+    CNN and its highway layers hold `sum_k w_k * d * n_k + n_k` and
+    `2 * (F^2 + F)` weights per highway layer (`published.
+    parameter_count`), so the filters alone can change the count by
+    millions; the note says how much of it the highway layers hold."""
+    notes, seen = [], set()
+    configs = _configs()
+    for i, (name, config) in enumerate(configs):
+        for other, other_config in configs[i + 1 :]:
+            if (_lstm(config), config.num_highway_layers) != (
+                _lstm(other_config),
+                other_config.num_highway_layers,
+            ):
+                continue
+            if config.filters == other_config.filters or other in seen:
+                continue
+            seen.add(other)
+            widths = [w for w, _ in config.filters]
+            other_widths = [w for w, _ in other_config.filters]
+            count = published.parameter_count(config)
+            other_count = published.parameter_count(other_config)
+            highway = abs(_highway(config) - _highway(other_config))
+            notes.append(
+                f"`{name}` and `{other}` share the biLSTM ({_lstm(config)}); "
+                f"their character CNNs differ: {config.num_filters} filters "
+                f"of widths {min(widths)}-{max(widths)} against "
+                f"{other_config.num_filters} of widths "
+                f"{min(other_widths)}-{max(other_widths)}, hence "
+                f"{_millions(count)} against {_millions(other_count)} "
+                f"weights ({_millions(highway)} of the "
+                f"{_millions(abs(count - other_count))} difference in the "
+                "highway layers, 2 * (F^2 + F) weights each for F filters)."
+            )
+    return notes
 
 
 def _pin(sha):
@@ -74,7 +152,8 @@ def presets_table(archives=True):
             f"{_pin(archive.sha256)} | "
             f"[{archive.suffix.lstrip('.')}]({archive.urls()[0]}) |"
         )
-    return "\n".join(rows) + "\n"
+    notes = "".join(f"\n{note}\n" for note in same_lstm_notes())
+    return "\n".join(rows) + "\n" + notes
 
 
 def _cached(name, archive_suffix=None):
@@ -104,7 +183,7 @@ def presets_rows():
         rows.append(
             (
                 name,
-                _architecture(config),
+                _architecture(config, short=True),
                 _millions(published.parameter_count(config)),
                 "shipped",
                 "8.5M tokens of English",
@@ -114,7 +193,7 @@ def presets_rows():
         rows.append(
             (
                 model.name,
-                _architecture(model.config),
+                _architecture(model.config, short=True),
                 _millions(model.parameter_count),
                 _cached(model.name),
                 model.training_data,
@@ -146,4 +225,7 @@ def terminal_table(width=100):
         data = row[4] if len(row[4]) <= last else row[4][: last - 3] + "..."
         cells = [c.ljust(w) for c, w in zip(row[:4], widths)] + [data]
         lines.append("  ".join(cells).rstrip())
+    for note in same_lstm_notes():
+        lines.append("")
+        lines.extend(textwrap.wrap(note.replace("`", ""), width=width))
     return "\n".join(lines) + "\n"

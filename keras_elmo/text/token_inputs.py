@@ -64,6 +64,14 @@ def dense_tokens(inputs):
     return inputs
 
 
+def token_shape(inputs_shape):
+    """`(B, T)` of an inputs shape in any form: `[B, T, ...]` (padded
+    tokens or char ids) or `[B]` (sentences: `T` is known only once they
+    are split)."""
+    shape = tuple(inputs_shape)
+    return shape[:2] if len(shape) >= 2 else shape[:1] + (None,)
+
+
 def describe(inputs):
     """A short description of a received value for error messages:
     its type, and dtype and shape where it has them."""
@@ -78,16 +86,29 @@ def describe(inputs):
     return f"{name} of dtype {dtype} and shape {tuple(shape)}"
 
 
-def python_tokens(inputs):
+def is_python_strings(inputs):
+    """True for a (nested) list of str or bytes, or a NumPy string array
+    (an empty list counts: no batch to tell)."""
+    if isinstance(inputs, np.ndarray):
+        return inputs.dtype.kind in "USO"
+    while isinstance(inputs, (list, tuple)):
+        if not inputs:
+            return True
+        inputs = inputs[0]
+    return isinstance(inputs, (str, bytes))
+
+
+def python_tokens(inputs, argument="inputs"):
     """Python or NumPy strings (`[B, T]` tokens, token lists of any
     lengths, or `[B]` sentences) -> a NumPy object array `[B, T]` of str
-    tokens padded with `""` (sentences split with `str.split()`)."""
+    tokens padded with `""` (sentences split with `str.split()`);
+    `argument` names the value in errors."""
     array = (
         np.asarray(inputs, dtype=object) if _is_rectangular(inputs) else None
     )
     if array is not None and array.ndim == 2:
         return array
-    return _padded(_token_lists(inputs, "inputs"), None)
+    return _padded(_token_lists(inputs, argument), None)
 
 
 @keras_elmo_export("keras_elmo.pad_tokens")

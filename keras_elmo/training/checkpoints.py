@@ -185,11 +185,15 @@ class CheckpointStore:
             for name, variables in self.groups.items()
         }
         self.objects = objects
+        self.extras = {}
         if state is not None:
-            objects = dict(objects, state=state)
+            self.extras["state"] = state
         if loss_scale is not None:
-            objects = dict(objects, loss_scale=loss_scale)
-        self.checkpoint = tf.train.Checkpoint(**objects)
+            self.extras["loss_scale"] = loss_scale
+        self.checkpoint = tf.train.Checkpoint(**objects, **self.extras)
+        # Whether the checkpoint restored last held no optimizer state
+        # (`drop_optimizer_state`).
+        self.optimizer_dropped = False
         self.manager = SafeCheckpointManager(
             self.checkpoint, directory, max_to_keep=keep
         )
@@ -222,9 +226,15 @@ class CheckpointStore:
         path = path or self.latest_checkpoint
         if not path:
             return None
-        self._check_shapes(path)
+        groups = self._check_shapes(path)
+        self.optimizer_dropped = len(groups) < len(self.groups)
+        checkpoint = self.checkpoint
+        if self.optimizer_dropped:
+            checkpoint = tf.train.Checkpoint(
+                **{name: self.objects[name] for name in groups}, **self.extras
+            )
         try:
-            status = self.checkpoint.restore(path)
+            status = checkpoint.restore(path)
             status.assert_existing_objects_matched()
         except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
             raise RunMismatch(
@@ -235,14 +245,55 @@ class CheckpointStore:
                 "from an earlier one, or pass `force=True` to start over."
             ) from e
         if self.mirrored:
-            for name, variables in self.groups.items():
+            for name in groups:
+                variables = self.groups[name]
                 for mirror, variable in zip(self.objects[name], variables):
                     variable.assign(
                         mirror.numpy().astype(np.dtype(variable.dtype))
                     )
         return path
 
+    def drop_optimizer_state(self):
+        """Rewrites the newest checkpoint without the optimizer's
+        variables (its slots: as many numbers as the model's again, for
+        Adam twice as many) and removes the older checkpoints; returns
+        its path, or None when there is none.
+
+        For the end of a run: the checkpoint keeps the model's variables,
+        the position and the loss scale, so a rerun of the finished run
+        still finds it finished (and a run killed before its model files
+        were written still writes them), while a longer run cannot
+        continue it (`optimizer_dropped` after `restore`). The values are
+        copied to the host and written by this process alone (no
+        collective save). Killed part-way, the index names the previous
+        checkpoint, which still holds the optimizer.
+        """
+        latest = self.latest_checkpoint
+        if not latest or "optimizer_variables" not in self.groups:
+            return latest
+        number = int(latest.rsplit("-", 1)[-1])
+        copies = []
+        for variable in self.groups["model_variables"]:
+            mirror = _mirror(variable)
+            mirror.assign(_numpy(variable, mirror.dtype))
+            copies.append(mirror)
+        extras = {}
+        with tf.device("CPU:0"):
+            for name, tracked in self.extras.items():
+                extras[name] = _host_copy(tracked)
+        slim = tf.train.Checkpoint(model_variables=copies, **extras)
+        manager = SafeCheckpointManager(slim, self.directory, max_to_keep=1)
+        path = manager.save(checkpoint_number=number)
+        logger.info(
+            "Dropped the optimizer state: %s keeps the weights and position.",
+            path,
+        )
+        return path
+
     def _check_shapes(self, path):
+        """Checks the stored variables' count and shapes against this
+        run's; returns the groups the checkpoint holds (all, or all but
+        `optimizer_variables` for one written by `drop_optimizer_state`)."""
         try:
             found = dict(tf.train.list_variables(path))
         except (tf.errors.DataLossError, tf.errors.OpError) as e:
@@ -252,7 +303,15 @@ class CheckpointStore:
                 "that checkpoint to resume from an earlier one, or pass "
                 "`force=True` to start over."
             ) from e
-        for name, variables in self.groups.items():
+        groups = [
+            name
+            for name in self.groups
+            if name != "optimizer_variables"
+            or f"{name}/0/{_VALUE}" in found
+            or not self.groups[name]
+        ]
+        for name in groups:
+            variables = self.groups[name]
             expected = [tuple(v.shape) for v in variables]
             stored = []
             while f"{name}/{len(stored)}/{_VALUE}" in found:
@@ -274,9 +333,25 @@ class CheckpointStore:
                     f"{_shape_at(expected, where)}). Pass `force=True` to "
                     "start over."
                 )
+        return groups
 
 
 _VALUE = ".ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _host_copy(tracked):
+    """A host copy of a lone variable (the loss scale), or of a
+    `TrainingState`'s variables as a checkpoint keyed by their attribute
+    names, as `tf.train.Checkpoint` keys the original."""
+    if isinstance(tracked, tf.Variable):
+        return tf.Variable(tracked.numpy(), trainable=False)
+    return tf.train.Checkpoint(
+        **{
+            name: tf.Variable(value.numpy(), trainable=False)
+            for name, value in vars(tracked).items()
+            if isinstance(value, tf.Variable)
+        }
+    )
 
 
 def _shape_at(shapes, i):
@@ -353,13 +428,15 @@ def summary_writer(out_dir, chief):
 CHECKPOINT_FORMAT = 3
 RECORD = "run.json"
 # Settings a resume may change: where and how often it saves and logs,
-# how long it runs, the distribution strategy and op determinism.
+# what it keeps at its end, how long it runs, the distribution strategy
+# and op determinism.
 MAY_CHANGE = frozenset(
     {
         "out_dir",
         "epochs",
         "checkpoint_every",
         "keep_checkpoints",
+        "keep_optimizer_state",
         "log_every",
         "verbose",
         "strategy",

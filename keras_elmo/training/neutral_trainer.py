@@ -114,6 +114,9 @@ class NeutralTrainer(TrainingLoop):
                 self.position["step"],
             )
         self.resumed_from = restored
+        self._check_continuable(
+            self.position["epoch"], self.position["stopped"]
+        )
         self.history = EpochHistory(config.out_dir, self.position["epoch"])
         # A rerun of a finished run: `train` then changes nothing.
         self.finished = finished_model(
@@ -259,6 +262,9 @@ class NeutralTrainer(TrainingLoop):
 
     def _sync_model(self):
         self._write_variables()
+
+    def _store(self):
+        return self.store
 
     def _apply_rules(self, perplexity):
         position = self.position

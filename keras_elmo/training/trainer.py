@@ -24,9 +24,13 @@ are stored:
 Checkpoints hold the model, the optimizer, the RNG states and the position
 in the epoch, so a restarted run resumes mid-epoch on the same batches
 (`BackupAndRestore` semantics) and, with deterministic ops, ends with the
-same weights as an uninterrupted run. `OUT/history.json` lists every
-epoch of a run across interruptions (`EpochHistory`); at the end the run
-leaves its model's files in `OUT` (`write_trained_model`).
+same weights as an uninterrupted run. A run that ends drops the
+optimizer's state from its last checkpoint unless
+`keep_optimizer_state` (`CheckpointStore.drop_optimizer_state`): a
+rerun still finds it finished, a longer one is refused by name.
+`OUT/history.json` lists every epoch of a run across interruptions
+(`EpochHistory`); at the end the run leaves its model's files in `OUT`
+(`write_trained_model`).
 """
 
 import contextlib
@@ -116,6 +120,34 @@ class TrainingLoop:
     def _build_state(self):
         """Backend state built beside the model (in its scope)."""
 
+    def _store(self):
+        """The run's `checkpoints.CheckpointStore`."""
+        raise NotImplementedError
+
+    def _check_continuable(self, completed_epochs, stopped):
+        """Raises `checkpoints.RunMismatch` where the restored checkpoint
+        is a finished run's without its optimizer state
+        (`keep_optimizer_state` off) and `epochs` asks for more: the
+        optimizer's slots would start from zero, which is not what one
+        longer run computes."""
+        config = self.config
+        if not self._store().optimizer_dropped:
+            return
+        if stopped or completed_epochs >= config.epochs:
+            return
+        out = config.out_dir
+        raise checkpoints.RunMismatch(
+            f"Cannot continue the run in {out!r} to `epochs={config.epochs}`"
+            f": it finished after {completed_epochs} epoch"
+            f"{'' if completed_epochs == 1 else 's'} and kept its weights "
+            "but not its optimizer's state (`keep_optimizer_state` was off), "
+            "which continuing it needs. Pass `force=True` to start over, or "
+            "fine-tune from its weights into another `out_dir` with "
+            f"`init_from` {os.path.join(out, 'options.json')} "
+            f"{os.path.join(out, 'weights.hdf5')} "
+            f"{os.path.join(out, 'softmax.hdf5')}."
+        )
+
     # --- the loop -------------------------------------------------------
 
     def train(self):
@@ -159,6 +191,8 @@ class TrainingLoop:
                 self._position("best_valid"),
             )
         self._sync_model()
+        if self.chief and not config.keep_optimizer_state:
+            self._store().drop_optimizer_state()
         self.restore_best()
         if self.chief:
             self.write_outputs()
@@ -288,6 +322,11 @@ class Trainer(TrainingLoop):
                 int(self.state.step.numpy()),
             )
         self.resumed_from = restored
+        if verify_run:  # a reader of the checkpoint trains nothing
+            self._check_continuable(
+                int(self.state.epoch.numpy()),
+                bool(self.state.stopped.numpy()),
+            )
         self.history = EpochHistory(
             config.out_dir, int(self.state.epoch.numpy()), self.chief
         )
@@ -313,6 +352,9 @@ class Trainer(TrainingLoop):
     def _build_state(self):
         self.loss_scale = LossScale(self.config.mixed_precision == "float16")
         self.state = checkpoints.TrainingState(self.config.learning_rate)
+
+    def _store(self):
+        return self.manager
 
     # --- the loop's parts -------------------------------------------------
 

@@ -100,8 +100,17 @@ class TrainingConfig:
     vocab: str = setting(help="bilm-tf vocabulary file.")
     out_dir: str = setting(help="Output directory.")
     model: str = setting(
-        "small",
-        "Preset (tiny, small, medium, original) or options.json.",
+        "2x1024_128_2048cnn_1xhighway",
+        "The architecture: an options.json, or a name that says its shape "
+        "(AllenNLP's, LxH_P_Fcnn_kxhighway: L biLSTM layers of H units "
+        "projected to P, F character filters, k highway layers): "
+        "2x1024_128_2048cnn_1xhighway (elmo_2x1024_en's), "
+        "2x1024_128_512cnn_1xhighway (the shipped elmo_small_en's: the "
+        "same biLSTM, fewer filters), 2x2048_256_2048cnn_1xhighway, "
+        "2x4096_512_2048cnn_2xhighway (the original ELMo's); or tiny "
+        "(tests), and small, medium, original (the older names of the "
+        "2048-filter three).",
+        metavar="ARCHITECTURE",
     )
     valid: str = setting(None, "Validation files glob (perplexity per epoch).")
     epochs: int = setting(1, "Passes over the training data.")
@@ -174,6 +183,14 @@ class TrainingConfig:
     seed: int = setting(0, "Seed of initialisation, data order and dropout.")
     checkpoint_every: int = setting(500, "Steps between checkpoints.")
     keep_checkpoints: int = setting(3, "Recent checkpoints kept.")
+    keep_optimizer_state: bool = setting(
+        False,
+        "Keep the optimizer's state (its slots, as large as the model "
+        "again, twice for Adam) in the last checkpoint when the run ends, "
+        "so that a larger `epochs` continues it exactly; by default a "
+        "finished run keeps its weights and position only.",
+        action="store_true",
+    )
     strategy: str = setting(
         "auto",
         "tf.distribute strategy.",

@@ -188,7 +188,15 @@ def main(work, data_parallel=False):
     except RunMismatch as e:
         facts["other_seed"] = str(e)
 
-    base = ["train", "--train", corpus, "--vocab", vocab, "--config", "tiny"]
+    base = [
+        "train",
+        "--train",
+        corpus,
+        "--vocab",
+        vocab,
+        "--architecture",
+        "tiny",
+    ]
     facts["cli_refused"] = run_cli(
         base
         + ["--out", f"{work}/refused", "--strategy", "mirrored"]

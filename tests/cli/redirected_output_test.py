@@ -7,6 +7,7 @@ sequence, no carriage return (progress bars), no TensorFlow/absl C++ line
 the engine's own log lines, unless `-v` asks for them.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -16,6 +17,12 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 ABSL_LINE = re.compile(r"^[IWEF]\d{4} ", re.MULTILINE)
+# How both engines' manifests name `--random-weights tiny`, as load_spec
+# does (`model_spec.describe_model`).
+TINY = (
+    "RANDOMLY INITIALISED 'tiny' architecture (seed 0): shapes and "
+    "plumbing only, the vectors carry no meaning"
+)
 
 
 def run_redirected(args, tmp_path, name="log.txt"):
@@ -77,6 +84,8 @@ def test_beam_run_redirected_holds_no_beam_lines_unless_verbose(
     # The command's one line: no Beam record ("WARNING root: Resource
     # module is not available ..." per batch before).
     assert text == f"Wrote 2 sentences in 1 shards to {tmp_path}/out\n"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["model"] == TINY
     # -v lets Beam's own records through: the quiet run's filter acted.
     status, text = run_redirected(
         ["-v"] + argv + ["--force"], tmp_path, "verbose.txt"
@@ -102,3 +111,26 @@ def test_spark_run_redirected_holds_no_spark_lines(corpus, tmp_path):
         if re.search(r"\b(WARN|INFO)\b|log4j|log level|\[Stage", line)
     ]
     assert not spark_lines, text
+    manifest = json.loads((tmp_path / "out" / "_manifest.json").read_text())
+    assert manifest["model"] == TINY
+
+
+@pytest.mark.engine
+def test_failing_beam_pipeline_is_told_by_its_cause_alone(corpus, tmp_path):
+    # Workers that cannot load the model: the run's output is the cause,
+    # one line, not Beam's ERROR record with a page of traceback.
+    pytest.importorskip("apache_beam")
+    options = os.path.join(
+        ROOT, "keras_elmo", "presets", "elmo_small_en", "options.json"
+    )
+    weights = tmp_path / "weights.hdf5"
+    weights.write_text("not HDF5", encoding="utf-8")
+    argv = ["embed", corpus, "out", "--options", options]
+    argv += ["--weights", str(weights), "--runner", "DirectRunner"]
+    status, text = run_redirected(argv, tmp_path)
+    assert status == 2, text
+    assert text == (
+        f"keras-elmo embed: error: Weights file '{weights}' is not an HDF5 "
+        "file (expected the bilm-tf / AllenNLP `weights.hdf5` layout). "
+        "[while running 'Embed/RunInference/BeamML_RunInference']\n"
+    )

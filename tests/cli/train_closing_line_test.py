@@ -54,7 +54,7 @@ def test_the_epoch_json_has_its_own_line_after_the_progress_bar(
     vocab = str(tmp_path / "vocab.txt")
     Vocabulary.build(str(corpus), min_count=1).save(vocab)
     argv = ["train", "--train", str(corpus), "--vocab", vocab]
-    argv += ["--config", "tiny", "--out", str(tmp_path / "run")]
+    argv += ["--architecture", "tiny", "--out", str(tmp_path / "run")]
     assert main(argv + ["--steps-per-epoch", "2", "--epochs", "1"]) == 0
     out = capsys.readouterr().out
     assert "1/2" in out.split("{")[0]  # the bar stopped short of 2/2

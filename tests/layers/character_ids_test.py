@@ -101,12 +101,72 @@ class CharacterIdsTest(TestCase):
         self.assertEqual(ids[0, 0, 1:49].tolist(), [0x81] * 48)
         self.assertEqual(ids[0, 0, 49], EOW)
 
-    def test_any_rank(self):
-        ids = CharacterIds()(tf.constant(["Hello", ""]))
-        self.assertEqual(tuple(ids.shape), (2, 50))
-        self.assertAllEqual(ids, batch_to_ids([["Hello", ""]])[0])
+    def test_higher_rank_tokens(self):
+        tokens = tf.constant([[["Hello", ""], ["a", "b"]]])
+        ids = CharacterIds()(tokens)
+        self.assertEqual(tuple(ids.shape), (1, 2, 2, 50))
+        self.assertAllEqual(ids[0], batch_to_ids([["Hello"], ["a", "b"]]))
+
+    def test_text_forms_give_the_same_ids(self):
+        # ElmoLayer's forms: ragged tokens, sentences [B] (split like
+        # str.split(), Unicode whitespace included), padded tokens, and
+        # Python or NumPy strings, padded in NumPy.
+        sentences = ["a fine\u00a0 film", "  dull\u2003", ""]
+        expected = batch_to_ids([s.split() for s in sentences])
+        self.assertEqual(expected.shape, (3, 3, 50))
+        layer = CharacterIds()
+        forms = {
+            "ragged": tf.strings.split(
+                tf.constant(["a fine film", "dull", ""])
+            ),
+            "sentences": tf.constant(sentences),
+            "padded": tf.constant(
+                [["a", "fine", "film"], ["dull", "", ""], ["", "", ""]]
+            ),
+            "python sentences": sentences,
+            "numpy sentences": np.array(sentences),
+            "token lists": [["a", "fine", "film"], ["dull"], []],
+        }
+        for name, tokens in forms.items():
+            with self.subTest(name):
+                ids = layer(tokens)
+                self.assertEqual(ids.dtype, tf.int32)
+                self.assertAllEqual(ids, expected)
+
+    def test_text_forms_in_functional_models(self):
+        sentences = ["Hello w\u00f6rld !", "\u6211\u7231", "x"]
+        expected = batch_to_ids([s.split() for s in sentences])
+        ragged = keras.Input(shape=(None,), dtype="string", ragged=True)
+        model = keras.Model(ragged, CharacterIds()(ragged))
+        self.assertEqual(tuple(model.output.shape), (None, None, 50))
+        self.assertAllEqual(model(tf.strings.split(sentences)), expected)
+        text = keras.Input(shape=(), dtype="string")
+        model = keras.Model(text, CharacterIds()(text))
+        self.assertEqual(tuple(model.output.shape), (None, None, 50))
+        self.assertAllEqual(
+            model.predict(tf.constant(sentences), verbose=0), expected
+        )
+
+    def test_same_tokens_as_elmo_layer(self):
+        # One rule for both layers: ElmoLayer on sentences gives exactly
+        # its vectors on the ids CharacterIds makes of the same sentences.
+        import keras_elmo
+
+        keras.utils.set_random_seed(0)
+        bilm = keras_elmo.BiLM(keras_elmo.BiLMConfig.from_architecture("tiny"))
+        elmo = keras_elmo.ElmoLayer(bilm)
+        sentences = tf.constant(["a\u3000b  c", "d\te", ""])
+        ids = CharacterIds()(sentences)
+        self.assertEqual(tuple(ids.shape), (3, 3, 50))
+        self.assertAllEqual(elmo(sentences), elmo(ids))
+
+    def test_ragged_of_another_rank_is_refused(self):
+        tokens = tf.ragged.constant([[["a"], ["b", "c"]]])
+        with self.assertRaisesRegex(ValueError, r"`tokens`.*\[B, \(n\)\]"):
+            CharacterIds()(tokens)
 
     def test_compute_output_shape(self):
         layer = CharacterIds()
         self.assertEqual(layer.compute_output_shape((None, 7)), (None, 7, 50))
         self.assertEqual(layer.compute_output_shape((2, None)), (2, None, 50))
+        self.assertEqual(layer.compute_output_shape((4,)), (4, None, 50))

@@ -127,3 +127,37 @@ def test_commands_reach_the_loader(spy, folder, tmp_path, capsys):
             source = source.weights or source.path
         assert source in (folder, weights, EFML, keras_file), argv
     assert spy == []
+
+
+def test_describe_model_names_the_model_as_load_spec_does(folder, tmp_path):
+    # The manifests' `model` (Beam's workers, Spark's driver): the words
+    # load_spec uses, from the spec alone (nothing loaded or downloaded).
+    from keras_elmo.embedding.model_spec import describe_model
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("<S>\n</S>\n<UNK>\nthe\n", encoding="utf-8")
+    options = os.path.join(folder, "options.json")
+    weights = os.path.join(folder, "weights.hdf5")
+    local = {
+        "shipped preset elmo_small_en": {},
+        "shipped preset elmo_small_en, token cache of " + str(vocab): {
+            "preset": "elmo_small_en",
+            "vocab": str(vocab),
+        },
+        f"model folder {folder}": {"model": folder},
+        f"weights {weights}": {"options": options, "weights": weights},
+        "RANDOMLY INITIALISED 'tiny' architecture (seed 3): shapes and "
+        "plumbing only, the vectors carry no meaning": {
+            "random_weights": "tiny",
+            "seed": 3,
+        },
+    }
+    for expected, spec in local.items():
+        assert describe_model(spec) == expected
+        assert load_spec(spec)[1] == expected
+    # Published names are named as their download names them, and are
+    # not downloaded here.
+    assert describe_model({"model": "elmo_2x1024_en"}) == (
+        "published preset elmo_2x1024_en"
+    )
+    assert describe_model({"preset": "efml_de"}) == "published archive efml_de"

@@ -37,7 +37,9 @@ def test_cli_presets_prints_aligned_columns_with_what_is_cached(
     folder.mkdir()
     (folder / ".verified.json").write_text("{}")
     assert main(["presets"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    table, notes = capsys.readouterr().out.split("\n\n", 1)
+    lines = table.splitlines()
+    assert "elmo_small_en and elmo_2x1024_en share the biLSTM" in notes
     assert lines[0].split() == [
         "Name",
         "Architecture",
@@ -55,7 +57,7 @@ def test_cli_presets_prints_aligned_columns_with_what_is_cached(
     assert cached["elmo_small_en"] == "shipped"
     assert cached["elmo_2x1024_en"] == "yes"
     assert cached["elmo_2x4096_en"] == "no"
-    assert max(len(line) for line in lines) <= 100
+    assert max(len(line) for line in lines + notes.splitlines()) <= 100
 
 
 def test_docs_table_matches_the_cli():
@@ -101,3 +103,35 @@ def test_counts_round_to_the_figures_allennlp_publishes():
     for name, millions in published.items():
         count = PUBLISHED_PRESETS[name].parameter_count
         assert f"{count / 1e6:.1f}" == millions, name
+
+
+def test_presets_say_why_the_two_2x1024_models_differ(capsys):
+    # Same biLSTM, other character CNN: the note names both filter
+    # counts, both sizes and the highway layers' share, from the options.
+    from keras_elmo.presets.table import same_lstm_notes
+
+    small = keras_elmo.BiLMConfig.from_options_json(
+        os.path.join(preset_dir("elmo_small_en"), "options.json")
+    )
+    big = PUBLISHED_PRESETS["elmo_2x1024_en"].config
+    assert (small.num_filters, big.num_filters) == (512, 2048)
+    highway = 2 * (2048**2 + 2048) - 2 * (512**2 + 512)
+    assert highway == 7_867_392
+    difference = parameter_count(big) - parameter_count(small)
+    assert f"{difference / 1e6:.1f}M" == "8.2M"
+    assert same_lstm_notes() == [
+        "`elmo_small_en` and `elmo_2x1024_en` share the biLSTM (2x1024, "
+        "P=128); their character CNNs differ: 512 filters of widths 1-6 "
+        "against 2048 of widths 1-7, hence 5.4M against 13.6M weights "
+        "(7.9M of the 8.2M difference in the highway layers, 2 * (F^2 + F) "
+        "weights each for F filters)."
+    ]
+    assert main(["presets"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\n\n", 1)[0].splitlines()
+    rows = {line.split()[0]: line for line in table}
+    assert "  2x1024, P=128, 512cnn, 1hw  " in rows["elmo_small_en"]
+    assert "  2x1024, P=128, 2048cnn, 1hw  " in rows["elmo_2x1024_en"]
+    assert " ".join(out.split("\n\n", 1)[1].split()) == (
+        same_lstm_notes()[0].replace("`", "")
+    )

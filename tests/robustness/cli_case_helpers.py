@@ -36,7 +36,7 @@ def failing_train(*flags, out=None):
         lambda fx: write(fx, "c.txt", b"a b\n"),
         "--vocab",
         lambda fx: model_files(fx)["vocabulary"],
-        "--config",
+        "--architecture",
         "tiny",
         "--out",
         out or out_path("run"),

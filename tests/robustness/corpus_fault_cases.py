@@ -30,7 +30,7 @@ def train_on(train, *flags, valid=None):
         *extra,
         "--vocab",
         lambda fx: model_files(fx)["vocabulary"],
-        "--config",
+        "--architecture",
         "tiny",
         "--out",
         lambda fx: str(fx("tmp_path") / "earlier"),

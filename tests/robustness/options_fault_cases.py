@@ -16,7 +16,7 @@ from tests.robustness.file_case_helpers import setter
 
 
 def train_dim_minus_four(fx):
-    """The issue's own example, through `train --config options.json`."""
+    """The issue's own example, through `train --architecture options.json`."""
     options = edited_options(setter("lstm", "dim", -4))(fx)
     return failing_keeps(
         "train",
@@ -24,7 +24,7 @@ def train_dim_minus_four(fx):
         corpus("c.txt", TEXT.encode()),
         "--vocab",
         lambda fx: model_files(fx)["vocabulary"],
-        "--config",
+        "--architecture",
         options,
         "--out",
         lambda fx: str(fx("tmp_path") / "earlier"),
@@ -38,7 +38,7 @@ OPTIONS = "options.json"
 ROWS = [
     cli_error(
         OPTIONS,
-        '`"lstm": {"dim": -4}` through `train --config`',
+        '`"lstm": {"dim": -4}` through `train --architecture`',
         ["options.json", "`lstm.dim` is -4", "expected an integer >= 1"],
         train_dim_minus_four,
     ),

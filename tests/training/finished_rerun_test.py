@@ -1,6 +1,8 @@
 """A finished `keras-elmo train` rerun says so in one line and changes
-nothing; a larger --epochs continues it, --force starts over; Ctrl-C
-prints one line naming the checkpoint kept and exits 130."""
+nothing; it keeps no optimizer state unless --keep-optimizer-state, and
+a larger --epochs continues it only then (refused by name otherwise);
+--force starts over; Ctrl-C prints one line naming the checkpoint kept
+and exits 130."""
 
 import hashlib
 import json
@@ -49,25 +51,129 @@ def history(out):
         return json.load(f)
 
 
+def _datasets(path):
+    import h5py
+
+    found = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(
+            lambda name, item: (
+                found.__setitem__(name, item[()])
+                if isinstance(item, h5py.Dataset)
+                else None
+            )
+        )
+    return found
+
+
+def assert_same_datasets(got, expected):
+    import numpy as np
+
+    assert sorted(got) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, name)
+
+
+def stored(out):
+    """{variable group: count} of the newest checkpoint in `out`."""
+    import tensorflow as tf
+
+    latest = tf.train.latest_checkpoint(os.path.join(out, "checkpoints"))
+    groups = {}
+    for name, _ in tf.train.list_variables(latest):
+        group = name.split("/")[0]
+        groups[group] = groups.get(group, 0) + 1
+    return latest, groups
+
+
 @pytest.mark.large
 def test_a_finished_rerun_changes_nothing(sample_vocab, tmp_path, capsys):
+    import keras_elmo
+
     out = str(tmp_path / "run")
     assert train(sample_vocab, out, "--epochs", "1") == 0
     first = capsys.readouterr()
     assert json.loads(first.out)["epoch"] == 1
     before = snapshot(out)
+    # The finished run kept one checkpoint, without the optimizer's state
+    # (checkpoint-every 1: two steps, two checkpoints before the end).
+    latest, groups = stored(out)
+    assert os.path.basename(latest) == "ckpt-2"
+    assert "optimizer_variables" not in groups
+    assert groups["model_variables"] > 0 and groups["state"] > 0
+    assert sorted(os.listdir(os.path.join(out, "checkpoints"))) == [
+        "checkpoint",
+        "ckpt-2.data-00000-of-00001",
+        "ckpt-2.index",
+    ]
+    # The folder is a model.
+    bilm = keras_elmo.BiLM.from_preset(out)
+    assert bilm.config.lstm_units == 32
 
     assert train(sample_vocab, out, "--epochs", "1") == 0
     rerun = capsys.readouterr()
     assert rerun.out == ""  # no replayed epoch JSON
     assert rerun.err == (
         f"keras-elmo train: {out} already holds the finished model of this "
-        "run (1 epoch); nothing to do (a larger --epochs continues it, "
-        "--force starts over).\n"
+        "run (1 epoch); nothing to do (its optimizer state was not kept, so "
+        "a larger --epochs cannot continue it; --force starts over).\n"
     )
     assert snapshot(out) == before  # not one byte or mtime changed
 
-    # A larger --epochs continues from the finished checkpoint.
+    # A larger --epochs cannot continue without the optimizer's state:
+    # refused by name, nothing changed.
+    assert train(sample_vocab, out, "--epochs", "2") == 2
+    refused = capsys.readouterr()
+    assert refused.out == ""
+    assert refused.err.splitlines()[-1] + "\n" == (
+        f"keras-elmo train: error: Cannot continue the run in {out!r} to "
+        "--epochs 2: it finished after 1 epoch and kept its weights but "
+        "not its optimizer's state (`--keep-optimizer-state` was off), "
+        "which continuing it needs. Pass --force to start over, or "
+        "fine-tune from its weights into another `--out` with "
+        f"`--init-from` {out}/options.json {out}/weights.hdf5 "
+        f"{out}/softmax.hdf5.\n"
+    )
+    assert snapshot(out) == before
+
+    # Killed after the drop, before its model files: a rerun writes them
+    # from the weights the checkpoint still holds, training nothing.
+    weights = os.path.join(out, "weights.hdf5")
+    kept, epochs = _datasets(weights), history(out)
+    os.remove(weights)
+    assert train(sample_vocab, out, "--epochs", "1") == 0
+    # No epoch ran: the history and its last entry are the run's.
+    assert json.loads(capsys.readouterr().out) == epochs[-1]
+    assert history(out) == epochs
+    assert_same_datasets(_datasets(weights), kept)
+
+    # --force starts over: one epoch again, the model rewritten.
+    assert train(sample_vocab, out, "--epochs", "1", "--force") == 0
+    assert json.loads(capsys.readouterr().out)["epoch"] == 1
+    assert [h["epoch"] for h in history(out)] == [1]
+
+
+@pytest.mark.large
+def test_a_run_that_keeps_its_optimizer_state_continues(
+    sample_vocab, tmp_path, capsys
+):
+    out = str(tmp_path / "run")
+    keep = "--keep-optimizer-state"
+    assert train(sample_vocab, out, "--epochs", "1", keep) == 0
+    assert json.loads(capsys.readouterr().out)["epoch"] == 1
+    before = snapshot(out)
+    latest, groups = stored(out)
+    assert os.path.basename(latest) == "ckpt-2"
+    assert groups["optimizer_variables"] > 0
+    # Recent checkpoints kept as during the run (--keep-checkpoints 3).
+    assert len([n for n in before if n.endswith(".index")]) == 2
+
+    assert train(sample_vocab, out, "--epochs", "1") == 0
+    assert capsys.readouterr().err.endswith(
+        "nothing to do (a larger --epochs continues it; --force starts over).\n"
+    )
+    # A larger --epochs continues from the finished checkpoint; without
+    # --keep-optimizer-state this run's end drops the state in turn.
     assert train(sample_vocab, out, "--epochs", "2") == 0
     assert json.loads(capsys.readouterr().out)["epoch"] == 2
     assert [h["epoch"] for h in history(out)] == [1, 2]
@@ -75,13 +181,9 @@ def test_a_finished_rerun_changes_nothing(sample_vocab, tmp_path, capsys):
     assert all(
         os.stat(p).st_mtime_ns > before[os.path.basename(p)][1] for p in paths
     )
-
-    # --force starts over: one epoch again, the model rewritten.
-    continued = snapshot(out)
-    assert train(sample_vocab, out, "--epochs", "1", "--force") == 0
-    assert json.loads(capsys.readouterr().out)["epoch"] == 1
-    assert [h["epoch"] for h in history(out)] == [1]
-    assert snapshot(out)["weights.hdf5"] != continued["weights.hdf5"]
+    latest, groups = stored(out)
+    assert os.path.basename(latest) == "ckpt-4"
+    assert "optimizer_variables" not in groups
 
 
 @pytest.mark.large

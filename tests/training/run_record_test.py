@@ -37,6 +37,9 @@ def _config(train, vocab, out, **changes):
         checkpoint_every=1,
         shuffle_buffer=64,
         verbose=False,
+        # The run's checkpoints as a resume finds them (a finished run
+        # keeps only its last one, without the optimizer, otherwise).
+        keep_optimizer_state=True,
     )
     settings.update(changes)
     return TrainingConfig(**settings)

@@ -22,7 +22,7 @@ def tiny_train_args(vocab, out, *flags):
         TRAIN,
         "--vocab",
         vocab,
-        "--config",
+        "--architecture",
         "tiny",
         "--out",
         out,

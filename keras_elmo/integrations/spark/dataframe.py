@@ -132,9 +132,14 @@ def map_embed(
     """`df.mapInArrow` of the embedding: `prepare(batches)` (a module-level
     function, or None) first turns `df`'s batches into batches of
     `fields` (a list of `StructField`), in the same Python worker; the
-    output has `fields` plus `tokens`, `shape`, `vectors`."""
+    output has `fields` plus `tokens`, `shape`, `vectors`. The executors
+    run this interpreter where the session names no Python
+    (`session.use_this_python`)."""
     from pyspark.sql import types as T
 
+    from keras_elmo.integrations.spark.session import use_this_python
+
+    use_this_python(df.sparkSession)
     schema = T.StructType(
         list(fields)
         + [

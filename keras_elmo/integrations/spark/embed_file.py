@@ -52,6 +52,18 @@ HDF5_SUFFIXES = (".hdf5", ".h5")
 COLUMNS = ("file", "line", "sentence", "tokens", "shape", "vectors")
 
 
+def _describe(model, loader):
+    """The manifest's `model` of the default loader's spec, as Beam's
+    manifest names it; a custom loader's spec as given."""
+    from keras_elmo.embedding.model_spec import describe_model
+    from keras_elmo.embedding.model_spec import load_spec
+    from keras_elmo.integrations.spark.worker_model import spec_of
+
+    if loader in (None, load_spec):
+        return describe_model(spec_of(model))
+    return str(model)
+
+
 def embed_lines(spark, input_path, model, layers, batch_size, dtype, loader):
     """`(rows, totals)`: the embedded lines of `input_path` (the
     `COLUMNS`) and `{file: lines}`, lazily."""
@@ -94,7 +106,10 @@ def embed_text_file(
         model, layers, batch_size, dtype, loader: as
             `keras_elmo.integrations.spark.embed_dataframe`.
         force: bool. Replace an existing output.
-        description: str or None. The model, for the manifest.
+        description: str or None. The model, for the manifest; by
+            default named as `load_spec` names it (and Beam's manifest
+            does): `model_spec.describe_model`, e.g. "shipped preset
+            elmo_small_en" (a custom `loader`'s spec: as given).
 
     Raises:
         FileExistsError: `output` exists and not `force` (for a finished
@@ -115,7 +130,7 @@ def embed_text_file(
         "layers": layers,
         "dtype": dtype,
         "batch_size": batch_size,
-        "model": description or str(model),
+        "model": description or _describe(model, loader),
         "columns": list(COLUMNS),
     }
     if output.endswith(HDF5_SUFFIXES):
