@@ -78,10 +78,17 @@ def test_read_sentiment_uses_the_examples_reader(tmp_path):
         "1\t0.5\tYes!\n",
         encoding="utf-8",
     )
-    assert bench.read_sentiment(str(tmp_path), "train", 2) == [
+    every = bench.read_sentiment(str(tmp_path), "train")
+    assert every == [
         (["A", "thoughtful", ",", "provocative", "film", "."], 1),
         (["It", "is", "n't", "good", "."], 0),
+        (["Yes", "!"], 1),
     ]
+    # A fixed draw, in file order: the same two each time.
+    drawn = bench.read_sentiment(str(tmp_path), "train", 2)
+    assert len(drawn) == 2 and drawn == [r for r in every if r in drawn]
+    assert bench.read_sentiment(str(tmp_path), "train", 2) == drawn
+    assert bench.read_sentiment(str(tmp_path), "train", 5) == every
     with pytest.raises(FileNotFoundError, match="fetch_paper_data.py"):
         bench.read_sentiment(str(tmp_path), "test")
 
