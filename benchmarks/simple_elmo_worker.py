@@ -4,6 +4,10 @@
         --mode stateless|stateless-every-product|stateless-sorted|stateful
         --options O.json --weights W.hdf5 --sentences S.json
         [--batch-size 64] [--threads 2]
+    python benchmarks/simple_elmo_worker.py --mode portable --file F
+        --sentences S.json [--batch-size 64] [--threads 2]
+    python benchmarks/simple_elmo_worker.py --mode export --out-dir DIR
+        --options O.json --weights W.hdf5
 
 Speaks the protocol of `tools/simple_elmo_ref/run_simple_elmo.py bench`
 (one JSON line per command on stdout): `{"ready": ...}` once loaded,
@@ -31,6 +35,19 @@ traced once):
 - `stateful`: `Embedder(..., warmup=True).embed(sentences)`, the opt-in
   warm-up that reproduces simple_elmo (reset, the first batch once, then
   every batch in order carrying states, eager calls).
+
+Portable exports (`--side-by-side --portable`):
+
+- `export`: writes `onnx.onnx`, `onnx_int8.onnx`, `litert.tflite` and
+  `litert_int8.tflite` (`keras_elmo.export_portable`, float32 and
+  `quantize="int8"`) of the weights into `--out-dir`, answers one JSON
+  line (seconds and bytes per file) and exits;
+- `portable`: the file `--file` through
+  `keras_elmo/export/portable_runtime.py` loaded by path (numpy and
+  onnxruntime or ai-edge-litert; TensorFlow is never imported), with
+  `--threads` intra-op threads, on each batch in file order, each
+  sentence's `[L + 1, n, 2P]` cut from the outputs as `Embedder.embed`
+  returns them (layer 0 `[word_emb; word_emb]`).
 """
 
 import argparse
@@ -41,6 +58,7 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _reply(payload):
@@ -57,16 +75,25 @@ def main(argv=None):
             "stateless-every-product",
             "stateless-sorted",
             "stateful",
+            "portable",
+            "export",
         ),
     )
-    parser.add_argument("--options", required=True)
-    parser.add_argument("--weights", required=True)
-    parser.add_argument("--sentences", required=True)
+    parser.add_argument("--options")
+    parser.add_argument("--weights")
+    parser.add_argument("--sentences")
+    parser.add_argument("--file", help="--mode portable: the .onnx/.tflite")
+    parser.add_argument("--out-dir", help="--mode export: where to write")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
+    if args.mode == "export":
+        return export(args)
+    if args.mode == "portable":
+        start = time.perf_counter()
+        embed = portable_embed(args)
+        return serve(args, embed, time.perf_counter() - start)
 
-    import numpy as np
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
@@ -78,13 +105,6 @@ def main(argv=None):
 
         PackedLayout.shares_token_products = False
 
-    with open(args.sentences, encoding="utf-8") as f:
-        sentences = json.load(f)
-    tokens = sum(len(s) for s in sentences)
-    batches = [
-        sentences[i : i + args.batch_size]
-        for i in range(0, len(sentences), args.batch_size)
-    ]
     start = time.perf_counter()
     bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
     warmup = True if args.mode == "stateful" else None
@@ -97,7 +117,69 @@ def main(argv=None):
             return [v for batch in batch_list for v in embedder.embed(batch)]
         return embedder.embed([s for batch in batch_list for s in batch])
 
-    _reply({"ready": True, "load_s": time.perf_counter() - start})
+    return serve(args, embed, time.perf_counter() - start)
+
+
+def portable_embed(args):
+    """`embed(batch_list)` over the exported file `--file`, no TensorFlow."""
+    import importlib.util
+
+    import numpy as np
+
+    path = os.path.join(REPO, "keras_elmo", "export", "portable_runtime.py")
+    spec = importlib.util.spec_from_file_location("portable_runtime", path)
+    runtime = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runtime)
+    reader = runtime.PortableElmo(args.file, num_threads=args.threads)
+
+    def embed(batch_list):
+        vectors = []
+        for batch in batch_list:
+            out = reader(batch)
+            layers = [np.concatenate([out["word_emb"]] * 2, axis=-1)]
+            count = sum(key.startswith("lstm_outputs") for key in out)
+            layers += [out[f"lstm_outputs{i}"] for i in range(1, count + 1)]
+            stacked = np.stack(layers, axis=1)  # [B, L + 1, T, 2P]
+            vectors += [stacked[i, :, : len(s)] for i, s in enumerate(batch)]
+        return vectors
+
+    return embed
+
+
+def export(args):
+    """`--mode export`: the four portable files of the weights."""
+    import keras_elmo
+
+    bilm = keras_elmo.BiLM.from_allennlp(args.options, args.weights)
+    written = {}
+    for fmt, suffix in (("onnx", ".onnx"), ("litert", ".tflite")):
+        for quantize in (None, "int8"):
+            name = fmt + ("_int8" if quantize else "")
+            path = os.path.join(args.out_dir, name + suffix)
+            start = time.perf_counter()
+            keras_elmo.export_portable(
+                bilm, path, format=fmt, quantize=quantize
+            )
+            written[name] = {
+                "path": path,
+                "bytes": os.path.getsize(path),
+                "export_s": round(time.perf_counter() - start, 1),
+            }
+    _reply({"exported": written})
+
+
+def serve(args, embed, load_s):
+    """Answers the commands of stdin (the module docstring) with `embed`."""
+    import numpy as np
+
+    with open(args.sentences, encoding="utf-8") as f:
+        sentences = json.load(f)
+    tokens = sum(len(s) for s in sentences)
+    batches = [
+        sentences[i : i + args.batch_size]
+        for i in range(0, len(sentences), args.batch_size)
+    ]
+    _reply({"ready": True, "load_s": load_s})
     for line in sys.stdin:
         command = line.split()
         if not command:

@@ -165,6 +165,7 @@ __all__ = [
     "Embedder",
     "export_saved_model",
     "export_portable",
+    "export_word2vec",
 ]
 
 
@@ -205,6 +206,7 @@ def _import_api():
     from keras_elmo.config import BiLMConfig
     from keras_elmo.embedding.embedder import Embedder
     from keras_elmo.export.portable import export_portable
+    from keras_elmo.export.portable import export_word2vec
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.models.bilm import BiLM
     from keras_elmo.models.elmo_layer import ElmoLayer
@@ -218,6 +220,7 @@ def _import_api():
         Embedder=Embedder,
         export_saved_model=export_saved_model,
         export_portable=export_portable,
+        export_word2vec=export_word2vec,
         BiLM=BiLM,
         BiLMLanguageModel=BiLMLanguageModel,
         ElmoLayer=ElmoLayer,

@@ -147,6 +147,21 @@ def load_bilm_from_flags(args):
         raise _named(e, spec) from None
 
 
+def model_vocabulary(args):
+    """The vocabulary file (`vocab.txt`) beside the model the flags name,
+    or None (none there, or random weights)."""
+    from keras_elmo.embedding.model_spec import source_of
+    from keras_elmo.presets.sources import resolve_model
+
+    spec = model_spec(args)
+    if spec.get("random_weights"):
+        return None
+    try:
+        return resolve_model(source_of(spec)).vocabulary
+    except (ValueError, FileNotFoundError) as e:
+        raise _named(e, spec) from None
+
+
 def _named(error, spec):
     """A resolver error prefixed with the flag that named the model."""
     error = flag_error(error)

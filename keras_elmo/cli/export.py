@@ -23,6 +23,13 @@ with `--force`. Signatures, limits and serving: savedmodel/README.md.
 write one file that runs in ONNX Runtime or LiteRT without TensorFlow
 (`keras_elmo.export.portable`): char ids in, the SavedModel's outputs out;
 `--quantize int8` stores the weights as int8 (dynamic range).
+
+    keras-elmo export --out vectors.txt --format word2vec [--vocab FILE]
+
+writes layer 0's context-free vectors (char-CNN, highway, projection) of
+a vocabulary in word2vec text format, for gensim: the tokens of FILE (one
+a line), by default the model's own vocabulary (the `vocab.txt` beside
+its weights, or an ELMoForManyLangs model's word lexicon).
 """
 
 import os
@@ -41,9 +48,12 @@ HELP = (
 def add_arguments(parser):
     add_model_arguments(
         parser,
-        vocab_help="Vocabulary file (bilm-tf format): the SavedModel keeps "
-        "these tokens' char-CNN embeddings and runs the char-CNN only for "
-        "other tokens (same outputs, lower latency, larger model).",
+        vocab_help="Vocabulary file. savedmodel (bilm-tf format): the "
+        "SavedModel keeps these tokens' char-CNN embeddings and runs the "
+        "char-CNN only for other tokens (same outputs, lower latency, "
+        "larger model). word2vec: the tokens whose vectors are written, "
+        "one a line (default: the model's vocab.txt, or an "
+        "ELMoForManyLangs model's word lexicon).",
     )
     parser.add_argument(
         "--out", required=True, help="SavedModel directory (or base dir)."
@@ -62,11 +72,13 @@ def add_arguments(parser):
     )
     parser.add_argument(
         "--format",
-        choices=("savedmodel", "onnx", "litert"),
+        choices=("savedmodel", "onnx", "litert", "word2vec"),
         default="savedmodel",
         help="savedmodel (default, a directory); onnx or litert: one "
         "file taking char ids [B,T,50] that runs without TensorFlow "
-        "(keras_elmo/export/portable_runtime.py reads it).",
+        "(keras_elmo/export/portable_runtime.py reads it); word2vec: "
+        "layer 0's context-free vectors of a vocabulary (--vocab) in "
+        "word2vec text format.",
     )
     parser.add_argument(
         "--quantize",
@@ -90,6 +102,8 @@ def run(args):
     from keras_elmo.utils import check_positive_int
 
     check_model_flags(args)
+    if getattr(args, "format", "savedmodel") == "word2vec":
+        return _run_word2vec(args)
     if getattr(args, "format", "savedmodel") != "savedmodel":
         return _run_portable(args)
     if getattr(args, "quantize", None) is not None:
@@ -149,6 +163,43 @@ def _run_portable(args):
         f"Exported {description}\n  to {path} ({kind})\n"
         "input: char_ids int32 [B,T,50]; outputs: word_emb, "
         "lstm_outputs1.., elmo, default, sequence_len\n"
+    )
+    return 0
+
+
+def _run_word2vec(args):
+    """`--format word2vec`: one text file at --out."""
+    from keras_elmo.cli._model_args import model_vocabulary
+    from keras_elmo.export.portable import export_word2vec
+
+    for flag in ("version", "max_tokens", "quantize"):
+        if getattr(args, flag, None) is not None:
+            raise ValueError(
+                f"--{flag.replace('_', '-')} does not apply to --format "
+                "word2vec; received it."
+            )
+    path = args.out
+    _check_not_an_input(args, path, folder=False)
+    if os.path.exists(path) and not args.force:
+        raise FileExistsError(
+            f"Output {path!r} exists; pass --force to overwrite it."
+        )
+    model, description = load_bilm_from_flags(args)
+    vocab = args.vocab or model_vocabulary(args)
+    bilm = getattr(model, "bilm", model)
+    if vocab is None and not bilm.config.word_lexicon:
+        raise ValueError(
+            f"{description} has no vocabulary of its own (no vocab.txt "
+            "beside its weights, no word lexicon); pass --vocab FILE, one "
+            "token a line."
+        )
+    export_word2vec(model, path, vocabulary=vocab, overwrite=True)
+    with open(path, encoding="utf-8") as f:
+        count, dim = f.readline().split()
+    source = vocab or "the model's word lexicon"
+    sys.stdout.write(
+        f"Exported {description}\n  to {path} (word2vec text)\n"
+        f"{count} tokens of {source}, {dim} values each (layer 0)\n"
     )
     return 0
 

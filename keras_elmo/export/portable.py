@@ -27,11 +27,16 @@ layers of the biLM itself, and each biLSTM layer as one `while` loop over
 time (both directions at once, direction-major, the backward half
 reversed over each row's length with `ReverseSequence`), collecting the
 steps by concatenation. The weights are the biLM's (and the mix's).
+
+`export_word2vec` writes the static half of the model for gensim and
+other word2vec readers: layer 0's context-free vectors `x` (char-CNN,
+highway, projection; `[P]`) of a vocabulary, in word2vec text format.
 """
 
 import logging
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from keras_elmo.export import signatures as sig
@@ -53,6 +58,10 @@ ONNX_OPSET = 17
 INT8 = "int8"
 QUANTIZE = (None, INT8)
 EXTRA_HINT = "pip install 'keras-elmo[{}]'"
+WORD2VEC = "word2vec"
+# Tokens per char-CNN call in `export_word2vec`: bounds its memory (the
+# `original` char-CNN holds about 0.2 MB of activations per token).
+WORD2VEC_BATCH = 1024
 
 
 class PortableForward(tf.Module):
@@ -317,15 +326,7 @@ def export_portable(
         )
         error.argument = "quantize"
         raise error
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise FileExistsError(
-            f"{path!r} is a directory; `path` must name a file."
-        )
-    if os.path.exists(path) and not overwrite:
-        raise FileExistsError(
-            f"{path!r} exists; pass `overwrite=True` to replace it."
-        )
+    path = _check_destination(path, overwrite)
     bilm, mix = bilm_and_mix(bilm_or_elmo_layer)
     module = PortableForward(bilm, mix, per_direction=format == ONNX)
     if format == ONNX:
@@ -342,6 +343,189 @@ def export_portable(
         len(data),
     )
     return path
+
+
+def _check_destination(path, overwrite):
+    """`path` as a str; refuses a directory, or an existing file unless
+    `overwrite`."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise FileExistsError(
+            f"{path!r} is a directory; `path` must name a file."
+        )
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(
+            f"{path!r} exists; pass `overwrite=True` to replace it."
+        )
+    return path
+
+
+def export_word2vec(
+    bilm_or_elmo_layer,
+    path,
+    vocabulary=None,
+    overwrite=True,
+    batch_size=WORD2VEC_BATCH,
+):
+    """Writes layer 0's context-free vectors of a vocabulary as word2vec text.
+
+    ELMo's layer 0 depends on a token alone: `x = projection(highway(
+    char_cnn(chars(token))))` (with a word branch, ELMoForManyLangs:
+    `projection([word_embedding(word_id(token)); highway(char_cnn(..))])`),
+    `[P]` float32, the biLM's `word_emb` output at any position the token
+    takes (ELMo's layer 0 is `[x; x]`, `[2P]`). The file is UTF-8:
+
+        N P
+        token_1 v_1 ... v_P
+        ...
+
+    one line per token in vocabulary order, each value printed with 9
+    significant digits, which a float32 parse returns bit-exact. Read it
+    with `gensim.models.KeyedVectors.load_word2vec_format(path)`. The
+    tokens are embedded `batch_size` at a time and streamed to the file,
+    which is written beside `path` and renamed into place.
+
+    Args:
+        bilm_or_elmo_layer: a `keras_elmo.BiLM` or an `ElmoLayer` (its
+            biLM; the mix does not touch layer 0).
+        path: str. The output file.
+        vocabulary: the tokens: a list of str, or the path of a UTF-8 file
+            with one token per line (a bilm-tf `vocab.txt` works as it
+            is: `<S>` and `</S>` get the sentence-boundary vectors the
+            biLM uses). None: the model's own word lexicon, without its
+            special entries (ELMoForManyLangs models with words); a
+            bilm-tf biLM has none, so it needs `vocabulary`. Empty lines
+            are skipped and repeats written once.
+        overwrite: bool. Replace an existing file at `path`.
+        batch_size: int. Tokens per char-CNN call.
+
+    Returns:
+        `path`.
+
+    Raises:
+        ValueError: no tokens, a token holding whitespace (the format
+            separates words and values by a space: such a token cannot be
+            written; the message names it and where it is), `vocabulary`
+            None for a biLM without a word lexicon, a bad `batch_size`,
+            or an undecodable vocabulary file.
+        TypeError: a model that is neither a `BiLM` nor an `ElmoLayer`,
+            or a vocabulary entry that is not a str.
+        FileNotFoundError: the vocabulary file does not exist.
+        FileExistsError: `path` exists and `overwrite` is False, or is a
+            directory.
+    """
+    from keras_elmo.utils import check_positive_int
+
+    check_positive_int("batch_size", batch_size)
+    path = _check_destination(path, overwrite)
+    bilm, _ = bilm_and_mix(bilm_or_elmo_layer)
+    tokens = _word2vec_tokens(vocabulary, bilm.config)
+    dim = int(bilm.config.projection_dim)
+    with atomic_write(path, "wb") as f:
+        f.write(f"{len(tokens)} {dim}\n".encode("utf-8"))
+        for start in range(0, len(tokens), batch_size):
+            chunk = tokens[start : start + batch_size]
+            vectors = layer0_vectors(bilm, chunk)
+            lines = (
+                token + " " + " ".join(map("{:.9g}".format, row)) + "\n"
+                for token, row in zip(chunk, vectors.tolist())
+            )
+            f.write("".join(lines).encode("utf-8"))
+    logger.info(
+        "Wrote %s (word2vec text, %d tokens x %d).", path, len(tokens), dim
+    )
+    return path
+
+
+def layer0_vectors(bilm, tokens):
+    """`[N, P]` float32: layer 0's `x` of each str token, alone."""
+    inputs = bilm.encode_tokens(tf.constant(tokens, tf.string)[:, None])
+    x = bilm.embed_tokens(inputs)[:, 0]
+    return np.asarray(tf.cast(x, tf.float32))
+
+
+def _word2vec_tokens(vocabulary, config):
+    """The unique tokens to write, in order (see `export_word2vec`)."""
+    if vocabulary is None:
+        if not config.word_lexicon:
+            raise ValueError(
+                "`vocabulary` is None and this biLM has no word lexicon of "
+                "its own (only ELMoForManyLangs models with word embeddings "
+                "carry one); pass a list of tokens or the path of a file "
+                "with one token per line, such as the model's vocab.txt."
+            )
+        specials = set(config.word_specials)
+        pairs = sorted(config.word_lexicon, key=lambda pair: pair[1])
+        entries = [
+            (word, f"word lexicon id {i}")
+            for word, i in pairs
+            if i not in specials
+        ]
+        what = "the model's word lexicon"
+    elif isinstance(vocabulary, (str, os.PathLike)):
+        entries = _token_lines(os.fspath(vocabulary))
+        what = f"vocabulary file {os.fspath(vocabulary)!r}"
+    elif isinstance(vocabulary, bytes) or not hasattr(vocabulary, "__iter__"):
+        raise TypeError(
+            "`vocabulary` must be None, a list of str tokens or the path "
+            f"of a token file; received {type(vocabulary).__name__}."
+        )
+    else:
+        entries = []
+        for i, token in enumerate(vocabulary):
+            if not isinstance(token, str):
+                raise TypeError(
+                    f"`vocabulary[{i}]` must be a str; received "
+                    f"{type(token).__name__} {token!r}."
+                )
+            entries.append((token, f"index {i}"))
+        what = "`vocabulary`"
+    tokens, seen, bad = [], set(), []
+    for token, where in entries:
+        if any(c.isspace() for c in token):
+            bad.append(f"{token!r} ({where})")
+        elif token and token not in seen:
+            seen.add(token)
+            tokens.append(token)
+    if bad:
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise ValueError(
+            f"{what} has {len(bad)} token(s) holding whitespace: "
+            f"{', '.join(bad[:3])}{more}. The word2vec text format "
+            "separates a word from its values by a space, so such a token "
+            "cannot be written; remove it from the vocabulary."
+        )
+    if not tokens:
+        raise ValueError(f"{what} has no tokens; expected at least one.")
+    if len(tokens) < len(entries):
+        logger.info(
+            "%s: %d empty or repeated entries skipped.",
+            what,
+            len(entries) - len(tokens),
+        )
+    return tokens
+
+
+def _token_lines(path):
+    """`[(token, "line n")]` of a UTF-8 file, one token per line (`\n` or
+    `\r\n` ended)."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"Vocabulary file {path!r} does not exist (expected a UTF-8 "
+            "file with one token per line)."
+        )
+    entries = []
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for number, line in enumerate(f, start=1):
+                token = line[:-1] if line.endswith("\n") else line
+                token = token[:-1] if token.endswith("\r") else token
+                entries.append((token, f"line {number}"))
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"Vocabulary file {path!r} is not UTF-8 text: {e}."
+        ) from None
+    return entries
 
 
 def _to_onnx(module, quantize):

@@ -2,9 +2,11 @@
 cosine figures, and its softmax-regression probe (the export-heavy run
 itself is the benchmark)."""
 
+import argparse
 import gzip
 
 import numpy as np
+import pytest
 
 from tests.benchmarks.scripts import load_benchmark
 
@@ -67,3 +69,52 @@ def test_probe_learns_separable_classes_and_is_deterministic():
     w2, b2 = bench.train_probe(x, y, 4, 1e-3, steps=100)
     np.testing.assert_array_equal(w, w2)
     np.testing.assert_array_equal(b, b2)
+
+
+def test_read_sentiment_uses_the_examples_reader(tmp_path):
+    (tmp_path / "train.tsv").write_text(
+        "1\t1.5\tA thoughtful, provocative film.\n"
+        "0\t-2.0\tIt isn't good.\n"
+        "1\t0.5\tYes!\n",
+        encoding="utf-8",
+    )
+    every = bench.read_sentiment(str(tmp_path), "train")
+    assert every == [
+        (["A", "thoughtful", ",", "provocative", "film", "."], 1),
+        (["It", "is", "n't", "good", "."], 0),
+        (["Yes", "!"], 1),
+    ]
+    # A fixed draw, in file order: the same two each time.
+    drawn = bench.read_sentiment(str(tmp_path), "train", 2)
+    assert len(drawn) == 2 and drawn == [r for r in every if r in drawn]
+    assert bench.read_sentiment(str(tmp_path), "train", 2) == drawn
+    assert bench.read_sentiment(str(tmp_path), "train", 5) == every
+    with pytest.raises(FileNotFoundError, match="fetch_paper_data.py"):
+        bench.read_sentiment(str(tmp_path), "test")
+
+
+def test_seeded_probe_draws_the_same_units_for_every_file():
+    rng = np.random.default_rng(1)
+    y_units = [np.array([i % 2]) for i in range(60)]
+    x = np.stack([[3.0 * y[0] - 1.5, 0.0] for y in y_units]).astype(np.float32)
+    x += rng.normal(size=x.shape).astype(np.float32) * 0.1
+    rows = [x[i : i + 1] for i in range(60)]
+    y_test = np.array([0, 1], np.int64)
+    x_test = np.array([[-1.5, 0.0], [1.5, 0.0]], np.float32)
+    args = argparse.Namespace(seeds=3, l2=1e-3)
+    per_unit = {
+        name: (rows, x_test)
+        for name in ("onnx", "onnx_int8", "litert", "litert_int8")
+    }
+    accuracy = bench.seeded_probe(per_unit, y_units, y_test, 2, args, 20)
+    # The same features and the same draws: the same accuracies.
+    assert accuracy == {name: [1.0, 1.0, 1.0] for name in per_unit}
+    summary = bench.noise_summary(
+        {"onnx": [0.5, 0.7], "litert": [0.6, 0.6], "onnx_int8": [0.55, 0.7],
+         "litert_int8": [0.6, 0.5]}
+    )  # fmt: skip
+    assert summary["float_seed_spread"] == pytest.approx(0.2)
+    assert summary["int8_minus_float_per_seed"] == {
+        "onnx_int8": [0.05, 0.0],
+        "litert_int8": [0.0, -0.1],
+    }

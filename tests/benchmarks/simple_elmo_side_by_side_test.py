@@ -129,3 +129,86 @@ def test_agreement_and_summary():
         "per_round_max": 5.0,
     }
     assert "simple_elmo/default-call vs simple_elmo" not in ratios
+
+
+@pytest.mark.large  # exports four files, then reads two without TensorFlow
+def test_portable_workers(reference_weights, tmp_path):
+    pytest.importorskip("tf2onnx", reason="the ONNX export needs tf2onnx")
+    pytest.importorskip("onnxruntime", reason="int8 ONNX needs onnxruntime")
+    pytest.importorskip("ai_edge_litert", reason="LiteRT needs ai-edge-litert")
+    script = load_benchmark("simple_elmo_side_by_side")
+    options, weights = reference_weights("tiny")
+    files = script.export_portable_files(options, weights, str(tmp_path))
+    assert sorted(files) == sorted(script.PORTABLE)
+    for name, exported in files.items():
+        assert os.path.getsize(exported["path"]) == exported["bytes"]
+    # int8 weights (the tiny model's small tensors stay float: 59%).
+    assert files["litert_int8"]["bytes"] < 0.7 * files["litert"]["bytes"]
+    sentences_path = tmp_path / "s.json"
+    sentences_path.write_text(json.dumps(SENTENCES))
+    bilm = keras_elmo.BiLM.from_allennlp(options, weights)
+    expected = []
+    for sentence in SENTENCES:
+        layers = elmo_layers(bilm(keras_elmo.batch_to_ids([sentence])))
+        expected.append(np.stack([np.asarray(x)[0] for x in layers], 1))
+    expected = np.concatenate(expected)  # [10, L + 1, 2P]
+    scale = float(np.abs(expected).max())
+    for name in ("onnx", "litert_int8"):
+        worker = script.Worker(
+            name,
+            [
+                sys.executable,
+                os.path.join(BENCHMARKS, "simple_elmo_worker.py"),
+                "--mode",
+                "portable",
+                "--file",
+                files[name]["path"],
+                "--sentences",
+                str(sentences_path),
+                "--batch-size",
+                "3",
+            ],
+            env=dict(os.environ, PYTHONPATH=REPO),
+        )
+        assert worker.ask("warm") == {"warm": True}
+        timed = worker.ask("round")
+        assert timed["tokens"] == 10 and timed["seconds"] > 0
+        out = tmp_path / f"{name}.npy"
+        worker.ask(f"outputs {out}")
+        # A worker of numpy and one runtime: far below a TensorFlow one.
+        assert worker.quit()["peak_rss_mb"] < 1000
+        real = np.load(out)
+        assert real.shape == expected.shape
+        worst = float(np.abs(real - expected).max())
+        if name == "onnx":
+            assert worst <= 1e-5 * scale, worst / scale
+        else:  # int8: tests/export/portable_test.py's tiny-model bound
+            assert 1e-3 * scale < worst <= 0.11 * scale, worst / scale
+
+
+def test_portable_summary_uses_both_bases():
+    script = load_benchmark("simple_elmo_side_by_side")
+    names = list(script.PORTABLE_WORKERS)
+    speeds = [100.0, 200.0, 250.0, 300.0, 260.0, 330.0]
+    rounds = [
+        {n: {"tokens_per_s": v * k} for n, v in zip(names, speeds)}
+        for k in (1.0, 2.0)
+    ]
+    _, ratios = script.summarise(rounds, names)
+    assert ratios["portable/litert_int8 vs simple_elmo"] == {
+        "ratio_of_medians": 3.3,
+        "per_round_min": 3.3,
+        "per_round_max": 3.3,
+    }
+    assert ratios["portable/onnx vs keras_elmo/stateless"][
+        "ratio_of_medians"
+    ] == pytest.approx(1.25)
+    assert len(ratios) == 2 * 4  # each file against both bases
+    _, tf_path = script.summarise(rounds, names[:2], bases=1)
+    assert tf_path == {
+        "keras_elmo/stateless vs simple_elmo": {
+            "ratio_of_medians": 2.0,
+            "per_round_min": 2.0,
+            "per_round_max": 2.0,
+        }
+    }
