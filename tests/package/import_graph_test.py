@@ -189,12 +189,38 @@ def test_only_the_embed_command_imports_beam_and_spark():
         "keras_elmo.cli._embed_beam",
         "keras_elmo.cli._embed_spark",
     }
+    # The engines' log levels and failure words, which import no engine:
+    # the command line tells an engine's failure by them.
+    neutral = "keras_elmo.integrations.engine_logging"
+    edges = _all_imports()
     importers = sorted(
         {
             source
-            for source, target, _, _ in _all_imports()
+            for source, target, _, _ in edges
             if target.startswith("keras_elmo.integrations")
             and not source.startswith("keras_elmo.integrations")
+            and target != neutral
         }
     )
     assert set(importers) == allowed, importers
+    assert {
+        source
+        for source, target, _, _ in edges
+        if target == neutral
+        and not source.startswith("keras_elmo.integrations")
+    } <= allowed | {"keras_elmo.cli.main"}
+    path = os.path.join(PACKAGE_DIR, "integrations", "engine_logging.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert "logging" in imported
+    assert not imported & {"apache_beam", "pyspark", "py4j"}, imported
