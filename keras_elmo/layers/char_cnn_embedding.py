@@ -83,7 +83,7 @@ def _pooled_convolution(chars, pad_row, kernel, occupied, is_token, slots):
     )
 
 
-def _convolution_max(chars, kernel, slots):
+def _convolution_max(chars, kernel, slots, used=None):
     """`max_t conv(chars, kernel)[:, t]` per token, over all its windows.
 
     The backend-neutral path (JAX, torch): one VALID `keras.ops.conv` over
@@ -91,16 +91,27 @@ def _convolution_max(chars, kernel, slots):
     positions. The same values as `_pooled_convolution` (the TensorFlow
     path, which skips the windows of PAD only) up to float rounding.
 
+    With `used = min(slots, L + w_max)` for a static `L` >= the characters
+    `n` of every token of the batch (`w_max` the widest filter), only the
+    first `used` slots are convolved, and the max is the same: a token's
+    windows holding a character start before `n <= L`, so they end
+    before `L + w - 1 < used`; and the windows of PAD only, which all
+    have one value, are kept where there are any (`n <= slots - w`), as
+    the window starting at `n <= used - w` is one of them.
+
     Args:
         chars: `[M * slots, dim]`, the embedded slots, token-major.
         kernel: `[w, dim, n_filters]`.
         slots: int, the slots per token (50).
+        used: int or None (`slots`), the leading slots convolved.
 
     Returns:
         `[M, n_filters]`, before the bias.
     """
     dim = kernel.shape[1]
     tokens = ops.reshape(chars, (-1, slots, dim))
+    if used is not None and used < slots:
+        tokens = tokens[:, :used]
     return ops.max(ops.conv(tokens, kernel, padding="valid"), axis=1)
 
 
@@ -121,7 +132,13 @@ class CharCNNEmbedding(keras.layers.Layer):
     row 0 (id 0, "no token") is a constant zero and never trained.
     On TensorFlow only the windows holding characters are convolved
     (`_pooled_convolution`); on JAX and torch one VALID `keras.ops.conv` covers
-    all slots (`_convolution_max`): the same values up to rounding.
+    all slots (`_convolution_max`): the same values up to rounding. A
+    compiled JAX training step sets `longest_token`, a static bound `L` on
+    the characters (BOW, bytes, EOW) of every token of the batch, and the
+    convolution then covers the first `min(50, L + w_max)` slots only:
+    the same maximum (`_convolution_max`). A bound below a token's
+    characters would drop its windows, so the caller computes it from
+    the batch (`keras_elmo.training.neutral_trainer.static_bounds`).
 
     Args:
         filters: list of `(width, num_filters)` pairs.
@@ -227,6 +244,11 @@ class CharCNNEmbedding(keras.layers.Layer):
                 )
             )
 
+    # A static bound on the characters of the batch's longest token, for
+    # `jax.jit` (class docstring); set by the caller around a trace, not
+    # part of the layer's config.
+    longest_token = None
+
     def call(self, char_ids):
         check_backend("CharCNNEmbedding")
         char_ids = ops.cast(char_ids, "int32")
@@ -252,13 +274,16 @@ class CharCNNEmbedding(keras.layers.Layer):
         )
         features = []
         packed = is_tensorflow()
+        used = None
+        if self.longest_token:
+            used = self.longest_token + max(w for w, _ in self.filters)
         for kernel, bias in zip(self.kernels, self.biases):
             if packed:
                 pooled = _pooled_convolution(
                     chars, pad_row, kernel, occupied, is_token, slots
                 )
             else:
-                pooled = _convolution_max(chars, kernel, slots)
+                pooled = _convolution_max(chars, kernel, slots, used)
             pooled = pooled + bias
             features.append(
                 ops.relu(pooled)

@@ -218,8 +218,14 @@ class UniqueTokens(keras.layers.Layer):
     on fewer rows). Real text repeats tokens heavily: in 64 sentences of 20
     tokens about half are repeats, and the token embedding is about a
     quarter of the `original` biLM's FLOPs. The rows are found with
-    TensorFlow's `UniqueV2`. On other backends (JAX, whose compiled
-    functions need static shapes) every token is kept: `unique` is the
+    TensorFlow's `UniqueV2`. A compiled JAX function needs static shapes:
+    there, with `distinct_rows` set to a bound `U >= ` the distinct rows
+    (zero row included), `jnp.unique(..., size=U)` returns them in sorted
+    order (the zero row first), then all-zero fill rows up to `U`, whose
+    embeddings nothing gathers; a bound below the count would drop rows,
+    so the caller computes it from the batch (the JAX training step:
+    `keras_elmo.training.neutral_trainer.distinct_rows_bound`). Otherwise
+    (`distinct_rows` None, PyTorch) every token is kept: `unique` is the
     zero row then each `[b, t]` row in order, `inverse[b, t] = 1 + b T +
     t`; the same outputs, without the saving.
 
@@ -230,12 +236,27 @@ class UniqueTokens(keras.layers.Layer):
         `(unique, inverse)`: int32 `[U, 1, 50]` and int32 `[B, T]`.
     """
 
+    # A static bound on the distinct rows, for `jax.jit` (class docstring);
+    # set by the caller around a trace, not part of the layer's config.
+    distinct_rows = None
+
     def call(self, char_ids):
         char_ids = ops.cast(char_ids, "int32")
         shape = ops.shape(char_ids)
         flat = ops.reshape(char_ids, (-1, shape[-1]))
         flat = ops.pad(flat, [[1, 0], [0, 0]])
-        if not is_tensorflow():
+        if self.distinct_rows and keras.config.backend() == "jax":
+            import jax.numpy as jnp
+
+            unique, inverse = jnp.unique(
+                flat,
+                axis=0,
+                size=self.distinct_rows,
+                fill_value=0,
+                return_inverse=True,
+            )
+            inverse = ops.cast(ops.reshape(inverse, (-1,)), "int32")
+        elif not is_tensorflow():
             unique = flat
             inverse = ops.arange(ops.shape(flat)[0], dtype="int32")
         else:

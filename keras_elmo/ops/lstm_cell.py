@@ -314,6 +314,8 @@ class CompiledLoops:
             )
 
             def grad(*upstream):
+                if len(upstream) == 1:  # JAX: the outputs' in one tuple
+                    upstream = tuple(upstream[0])
                 upstream = tuple(
                     _or_zeros(g, like, c0.dtype)
                     for g, like in zip(upstream, (outputs, h0, c0))

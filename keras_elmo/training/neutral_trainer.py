@@ -17,6 +17,10 @@ local JAX devices and a batch they divide, the model is built under
 `keras.distribution.DataParallel` (variables replicated, batch rows
 split). Batches are padded to a few
 time lengths (`pad_steps`), so `jax.jit` compiles a few step shapes.
+On JAX each batch also brings two static bounds (`static_bounds`): its
+distinct tokens and its longest token's characters, each rounded up, so
+the step's char CNN embeds each distinct token once over the slots that
+can hold characters, as TensorFlow's step does, for a few more shapes.
 Settings that need TensorFlow are refused by name
 (`training_config.training_refusals`).
 """
@@ -26,6 +30,7 @@ import logging
 import keras
 import numpy as np
 
+from keras_elmo.text import char_vocab
 from keras_elmo.training import checkpoints
 from keras_elmo.training.distributed_data import epoch_batches
 from keras_elmo.training.step_callbacks import StepProgress
@@ -43,6 +48,14 @@ logger = logging.getLogger(__name__)
 # (all-zero char ids, target -1: masked), so a corpus of varied lengths
 # compiles a few step shapes, not one per sentence length.
 PAD_STEPS_TO = 16
+# The JAX step embeds a batch's distinct tokens only, `jnp.unique` with a
+# static size: the bound is rounded up to a multiple of this many rows, so
+# a corpus compiles a few step shapes (`distinct_rows_bound`).
+DISTINCT_ROWS_TO = 256
+# ... and convolves the slots its longest token can fill, that bound
+# rounded up to a multiple of this many characters (`static_bounds`).
+CHARS_TO = 16
+_PAD_ID = char_vocab.PAD_CHAR + char_vocab.ID_OFFSET
 
 
 class NeutralTrainer(TrainingLoop):
@@ -212,16 +225,15 @@ class NeutralTrainer(TrainingLoop):
 
     def _steps(self, epoch, skip):
         seed = self.config.seed
-        for char_ids, forward, backward in self._batches(epoch, skip):
+        for batch, bounds in self._batches(epoch, skip):
             step = self.position["step"]
             outputs = self._step(
                 self.trainable,
                 self.non_trainable,
                 self.optimizer_values,
-                char_ids,
-                forward,
-                backward,
+                *batch,
                 np.array([seed, 2 * step], np.uint32),
+                **bounds,
             )
             s, c, norm = (
                 np.asarray(keras.ops.convert_to_numpy(x), np.float64)
@@ -296,14 +308,13 @@ class NeutralTrainer(TrainingLoop):
 
     def _batches(self, epoch, skip):
         dataset = epoch_batches(self.config, self.vocabulary, epoch).skip(skip)
+        jax = keras.config.backend() == "jax"
         for features, targets in dataset.as_numpy_iterator():
-            yield self._on_devices(
-                pad_steps(
-                    features["char_ids"],
-                    targets["forward"],
-                    targets["backward"],
-                )
+            batch = pad_steps(
+                features["char_ids"], targets["forward"], targets["backward"]
             )
+            bounds = static_bounds(batch[0]) if jax else {}
+            yield self._on_devices(batch), bounds
 
     def _on_devices(self, arrays):
         distribution = self.distribution
@@ -339,6 +350,34 @@ def pad_steps(char_ids, forward, backward, multiple=PAD_STEPS_TO):
     forward = np.pad(forward, pad, constant_values=-1)
     backward = np.pad(backward, pad, constant_values=-1)
     return char_ids, forward, backward
+
+
+def static_bounds(char_ids, rows_to=DISTINCT_ROWS_TO, chars_to=CHARS_TO):
+    """The static bounds the JAX step compiles for, of a batch `char_ids`
+    `[B, T, 50]` (`steps.make_loss_fn`): `distinct_rows`
+    (`distinct_rows_bound`) and `longest_token`, the most characters
+    (BOW, bytes, EOW: ids neither 0 nor PAD) of a token, rounded up to a
+    multiple of `chars_to` (`<S>` and `</S>` hold 3)."""
+    characters = (char_ids > 0) & (char_ids != _PAD_ID)
+    longest = max(int(characters.sum(axis=-1).max(initial=0)), 3)
+    return {
+        "distinct_rows": distinct_rows_bound(char_ids, rows_to),
+        "longest_token": -(-longest // chars_to) * chars_to,
+    }
+
+
+def distinct_rows_bound(char_ids, multiple=DISTINCT_ROWS_TO):
+    """The static bound on distinct char-id rows the JAX step compiles
+    for (`UniqueTokens.distinct_rows`): the batch's distinct rows `[B, T,
+    50]`, plus 3 for `<S>`, `</S>` and the all-zero row the model adds,
+    rounded up to a multiple of `multiple`, and at most the `B (T + 2) + 1`
+    rows the model can hold. Never below the count, which `jnp.unique`
+    would truncate."""
+    rows, steps, width = char_ids.shape
+    flat = np.ascontiguousarray(char_ids.reshape(-1, width))
+    keys = flat.view(np.dtype((np.void, flat.dtype.itemsize * width)))
+    count = len(np.unique(keys)) + 3
+    return min(-(-count // multiple) * multiple, rows * (steps + 2) + 1)
 
 
 def data_parallel(batch_size):

@@ -143,17 +143,42 @@ def make_tf_step(
 
 def make_loss_fn(config, model):
     """`loss_fn(trainable, non_trainable, char_ids, forward, backward,
-    seed) -> (scaled_loss, (sums [2], counts [2], non_trainable))` of
-    `model`, a built `BiLMLanguageModel` (values in
-    `model.trainable_variables` / `non_trainable_variables` order)."""
+    seed, distinct_rows=None, longest_token=None) -> (scaled_loss, (sums
+    [2], counts [2], non_trainable))` of `model`, a built
+    `BiLMLanguageModel` (values in `model.trainable_variables` /
+    `non_trainable_variables` order). The two bounds (ints, static under
+    `jax.jit`; `neutral_trainer.static_bounds`) cut the char CNN's work
+    to what TensorFlow's step computes, for the same loss within float
+    rounding: `distinct_rows` bounds the distinct char-id rows of the
+    batch with its boundaries, and only those rows are embedded
+    (`UniqueTokens.distinct_rows`); `longest_token` bounds the characters
+    of its longest token, and only the slots that can hold one are
+    convolved (`CharCNNEmbedding.longest_token`)."""
     index = {id(v): i for i, v in enumerate(model.trainable_variables)}
     w_at = index[id(model.softmax.embeddings)]
     b_at = index[id(model.softmax.bias)]
+    unique_tokens = model.get_layer("lm_unique_tokens")
+    char_cnn = model.backbone.char_cnn
 
-    def loss_fn(trainable, non_trainable, char_ids, forward, backward, seed):
-        hidden, non_trainable = model.stateless_call(
-            trainable, non_trainable, char_ids, training=True
-        )
+    def loss_fn(
+        trainable,
+        non_trainable,
+        char_ids,
+        forward,
+        backward,
+        seed,
+        distinct_rows=None,
+        longest_token=None,
+    ):
+        unique_tokens.distinct_rows = distinct_rows
+        char_cnn.longest_token = longest_token
+        try:
+            hidden, non_trainable = model.stateless_call(
+                trainable, non_trainable, char_ids, training=True
+            )
+        finally:
+            unique_tokens.distinct_rows = None
+            char_cnn.longest_token = None
         sums, counts = [], []
         for k, (name, targets) in enumerate(
             (("forward", forward), ("backward", backward))
@@ -202,40 +227,63 @@ def make_jax_step(config, model, optimizer):
     Returns:
         A `jax.jit` function `(trainable, non_trainable, optimizer_values,
         char_ids [B, T, 50], forward [B, T + 1], backward [B, T + 1],
-        seed [2] uint32) -> (trainable, non_trainable, optimizer_values,
-        sums [2], counts [2], gradient_norm)`: the updated variable values
-        (lists in `model.trainable_variables`,
-        `model.non_trainable_variables` and `optimizer.variables` order),
-        the summed cross entropies and token counts of the forward and
-        backward directions, and the global norm before the clip.
+        seed [2] uint32, distinct_rows=None, longest_token=None) ->
+        (trainable,
+        non_trainable, optimizer_values, sums [2], counts [2],
+        gradient_norm)`: the updated variable values (lists in
+        `model.trainable_variables`, `model.non_trainable_variables` and
+        `optimizer.variables` order), the summed cross entropies and
+        token counts of the forward and backward directions, and the
+        global norm before the clip. `distinct_rows` and `longest_token`
+        are static (one compiled step per pair): the bounds of
+        `make_loss_fn` (`neutral_trainer.static_bounds`), so the char CNN
+        embeds each distinct token once over the slots that can hold
+        characters, as TensorFlow's step does; None embeds every position
+        over all slots.
     """
     import jax
 
     grad_fn = jax.value_and_grad(make_loss_fn(config, model), has_aux=True)
 
-    def step(trainable, non_trainable, optimizer_values, *batch):
+    def step(
+        trainable,
+        non_trainable,
+        optimizer_values,
+        *batch,
+        distinct_rows=None,
+        longest_token=None,
+    ):
         (_, (sums, counts, non_trainable)), grads = grad_fn(
-            trainable, non_trainable, *batch
+            trainable, non_trainable, *batch, distinct_rows, longest_token
         )
         trainable, optimizer_values, norm = clip_and_apply(
             config, optimizer, grads, trainable, optimizer_values
         )
         return trainable, non_trainable, optimizer_values, sums, counts, norm
 
-    return jax.jit(step)
+    return jax.jit(step, static_argnames=("distinct_rows", "longest_token"))
 
 
 def make_torch_step(config, model, optimizer):
     """The training step of `model` (a `BiLMLanguageModel`) on torch.
 
     Same arguments, and a function of the same signature and results,
-    as `make_jax_step` (values are torch tensors).
+    as `make_jax_step` (values are torch tensors); `distinct_rows` and
+    `longest_token` are accepted and ignored (every position is embedded
+    over all slots).
     """
     import torch
 
     loss_fn = make_loss_fn(config, model)
 
-    def step(trainable, non_trainable, optimizer_values, *batch):
+    def step(
+        trainable,
+        non_trainable,
+        optimizer_values,
+        *batch,
+        distinct_rows=None,
+        longest_token=None,
+    ):
         high, low = (int(w) for w in np.asarray(batch[-1]))
         torch.manual_seed((high << 32) | low)
         trainable = [

@@ -19,7 +19,11 @@ corpus of 48 sentences and its vocabulary, then:
   code and stderr with flags that need TensorFlow and on a plain run
   (`cli/`), and a run from `cli/`'s model (`--init-from`) with `--valid`,
   plateau decay and early stopping (`valid/`; its `history.json`);
-- `weights.npz`: the final variables of `full/` and `resumed/`.
+- `weights.npz`: the final variables of `full/` and `resumed/`;
+- `jax_step.npz` (JAX only): the step's loss and gradient with the char
+  CNN over every position and over the distinct tokens only, and the
+  biLSTM recurrence's hand-written and autodiff gradients
+  (`jax_step_outputs`).
 
 With `--data-parallel` (run with two host devices,
 `XLA_FLAGS=--xla_force_host_platform_device_count=2`) only `full/` and a
@@ -115,6 +119,80 @@ def loss_outputs(path):
     )
 
 
+def jax_step_outputs(trainer, path):
+    """JAX only (`jax_step.npz`): the loss and gradient of `steps.
+    make_loss_fn` on `trainer`'s first batch, embedding every position
+    over all 50 slots (no bounds), and the distinct rows only over the
+    slots the longest token can fill (the bounds the trainer passes, and
+    the exact ones: rounded to 1); and the gradient of the
+    biLSTM's recurrence, hand-written (`save_for_backward=True`) and by
+    JAX's autodiff of the scan, on seeded inputs with padded rows."""
+    import jax
+
+    from keras_elmo.ops.recurrences import neutral_lstm_recurrence
+    from keras_elmo.training.neutral_trainer import static_bounds
+    from keras_elmo.training.steps import make_loss_fn
+
+    (char_ids, forward, backward), bounds = next(trainer._batches(0, 0))
+    exact = static_bounds(char_ids, rows_to=1, chars_to=1)
+    grad_fn = jax.jit(
+        jax.value_and_grad(
+            make_loss_fn(trainer.config, trainer.model), has_aux=True
+        ),
+        static_argnums=(6, 7),
+    )
+    seed = np.array([0, 0], "uint32")
+    out = {"positions": char_ids.shape, "slots": char_ids.shape[-1]}
+    for name, bound in (("bound", bounds), ("exact", exact)):
+        out[f"{name}_rows"] = bound["distinct_rows"]
+        out[f"{name}_longest"] = bound["longest_token"]
+    out["widest_filter"] = max(w for w, _ in trainer.model_config.filters)
+    for name, bound in (("every", {}), ("bound", bounds), ("exact", exact)):
+        (loss, _), grads = grad_fn(
+            trainer.trainable,
+            trainer.non_trainable,
+            char_ids,
+            forward,
+            backward,
+            seed,
+            bound.get("distinct_rows"),
+            bound.get("longest_token"),
+        )
+        out[f"{name}/loss"] = np.asarray(loss)
+        for i, g in enumerate(grads):
+            out[f"{name}/grad{i}"] = np.asarray(g)
+    rng = np.random.default_rng(0)
+    steps, rows, units, width = 7, 3, 8, 4
+    real = np.arange(steps)[:, None] < np.array([7, 4, 1])[None, :]
+    inputs = (
+        rng.standard_normal((steps, 2, rows, 4 * units)).astype("f4"),
+        real,
+        rng.standard_normal((2, rows, width)).astype("f4") * 0.5,
+        rng.standard_normal((2, rows, units)).astype("f4") * 0.5,
+        rng.standard_normal((2, width, 4 * units)).astype("f4") * 0.5,
+        rng.standard_normal((2, units, width)).astype("f4") * 0.5,
+    )
+    weights = [
+        rng.standard_normal(s).astype("f4")
+        for s in ((steps, 2, rows, width), (2, rows, width), (2, rows, units))
+    ]
+    for name, save in (("lstm_hand", True), ("lstm_autodiff", False)):
+
+        def total(gates_in, h0, c0, recurrent, projection, save=save):
+            results = neutral_lstm_recurrence(
+                gates_in, real, h0, c0, recurrent, projection,
+                cell_clip=1.5, projection_clip=0.8, save_for_backward=save,
+            )  # fmt: skip
+            return sum(jax.numpy.sum(r * w) for r, w in zip(results, weights))
+
+        grads = jax.jit(jax.grad(total, argnums=(0, 1, 2, 3, 4)))(
+            inputs[0], *inputs[2:]
+        )
+        for i, g in enumerate(grads):
+            out[f"{name}/grad{i}"] = np.asarray(g)
+    np.savez(path, **out)
+
+
 def config_of(corpus, vocab, out, **overrides):
     settings = dict(
         train=corpus,
@@ -160,6 +238,8 @@ def main(work, data_parallel=False):
     if data_parallel:
         return write_facts(work, facts)
     loss_outputs(os.path.join(work, "losses.npz"))
+    if keras.config.backend() == "jax":
+        jax_step_outputs(full, os.path.join(work, "jax_step.npz"))
 
     resumed_config = config_of(corpus, vocab, f"{work}/resumed")
     first = NeutralTrainer(resumed_config, callbacks=[StopAt()])

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.engine
 
 REFUSED = ("--strategy", "--mixed-precision", "--sampler")
 _RUNS = {}
+_WORK = {}
 
 
 def _run(backend, work, *flags, xla_flags=""):
@@ -53,6 +54,7 @@ def _training(backend, tmp_path_factory):
         losses = np.load(work / "losses.npz", allow_pickle=False)
         weights = np.load(work / "weights.npz", allow_pickle=False)
         _RUNS[backend] = (facts, losses, weights)
+        _WORK[backend] = work
     return _RUNS[backend]
 
 
@@ -139,6 +141,64 @@ def test_default_recipe_loss_falls(training):
     losses = [h["loss"] for h in history]
     assert all(np.isfinite(losses))
     assert losses[2] < losses[1] < losses[0], losses
+
+
+def test_jax_step_over_distinct_tokens_keeps_loss_and_gradient(
+    tmp_path_factory,
+):
+    """The JAX step's char CNN over the batch's distinct tokens only
+    (`distinct_rows`: `jnp.unique` with a static size) and the slots its
+    longest token can fill (`longest_token`) gives the loss and gradient
+    of embedding every position over all 50 slots, within float32
+    rounding: the same per-window arithmetic on fewer rows and windows
+    (the max over windows is exact), the token gradients summed per
+    distinct row before the CNN's backward pass instead of after. The
+    tiny batch's trainer bound on rows is every position (it is capped at
+    `B (T + 2) + 1`); the exact count embeds far fewer; both bounds
+    convolve fewer slots. The loss is equal to 1e-6 relative (measured:
+    bitwise); each gradient entry within 1e-5 relative plus 1e-5 of the
+    tensor's largest entry."""
+    _training("jax", tmp_path_factory)
+    got = np.load(_WORK["jax"] / "jax_step.npz", allow_pickle=False)
+    rows, steps, _ = got["positions"]
+    assert got["bound_rows"] == rows * (steps + 2) + 1
+    assert got["exact_rows"] < got["bound_rows"] / 3, got["exact_rows"]
+    assert got["exact_longest"] < got["bound_longest"] == 16
+    assert got["bound_longest"] + got["widest_filter"] < got["slots"]
+    grads = sorted(k[len("every/") :] for k in got.files if "every/grad" in k)
+    assert len(grads) > 10
+    for name in ("bound", "exact"):
+        np.testing.assert_allclose(
+            got[f"{name}/loss"], got["every/loss"], rtol=1e-6
+        )
+        for key in grads:
+            want = got[f"every/{key}"]
+            np.testing.assert_allclose(
+                got[f"{name}/{key}"],
+                want,
+                rtol=1e-5,
+                atol=1e-5 * np.abs(want).max(),  # measured: 2.1e-6
+                err_msg=f"{name}/{key}",
+            )
+
+
+def test_jax_lstm_hand_written_gradient_equals_autodiff(tmp_path_factory):
+    """On JAX the training biLSTM differentiates its recurrence with the
+    hand-written gradient (`_padded_backward`, TensorFlow's), not JAX's
+    autodiff of the scan: equal within float32 rounding, with padded
+    rows held and both clips active."""
+    _training("jax", tmp_path_factory)
+    got = np.load(_WORK["jax"] / "jax_step.npz", allow_pickle=False)
+    for i in range(5):
+        want = got[f"lstm_autodiff/grad{i}"]
+        assert np.abs(want).max() > 0.1
+        np.testing.assert_allclose(
+            got[f"lstm_hand/grad{i}"],
+            want,
+            rtol=1e-5,
+            atol=1e-6 * np.abs(want).max(),
+            err_msg=f"argument {i}",
+        )
 
 
 def test_data_parallel_over_two_devices(tmp_path, tmp_path_factory):
