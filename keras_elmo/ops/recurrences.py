@@ -131,8 +131,8 @@ def neutral_lstm_recurrence(
     hand-written one (`_padded_backward` under `keras.ops.custom_gradient`,
     traced in place by `jax.jit`): JAX's autodiff of the scan stacks
     every step's residuals and accumulates the kernel gradients step by
-    step, about four times the forward's cost on a CPU, where the
-    hand-written one is about twice. Elsewhere (PyTorch) the backend's
+    step, which costs more than the hand-written gradient's two recurrent
+    matmuls per step (docs/BACKENDS.md). Elsewhere (PyTorch) the backend's
     own autodiff differentiates the scan. Arguments and returns as
     `lstm_recurrence`.
     """
