@@ -293,3 +293,22 @@ def test_mark_stale_writes_the_text_the_check_holds_true(doctored, monkeypatch):
     assert _problems(reworded, payload) == []
     assert "`benchmarks/speed.py` and `keras_elmo/`" in reworded
     assert reworded.count("<!-- measured-at") == 1
+
+
+def test_mark_stale_drops_listed_markers_a_rerun_made_obsolete(
+    doctored, monkeypatch
+):
+    _, commit, payload, commit_change = doctored
+    monkeypatch.setattr(render, "load", lambda relative: payload)
+    commit_change("keras_elmo/ops/cell.py", "x = 1  # same behaviour\n")
+    marked = render.mark_stale(DOC)
+    # Listed twice (two merges each marked it): one bullet stays.
+    doubled = marked + marked[len(DOC) :].split("\n\n", 2)[-1]
+    assert doubled.count("<!-- measured-at") == 2
+    assert render.mark_stale(doubled) == marked
+    # The file rerun at HEAD: its old marker goes, and the list with it.
+    rerun = dict(payload, provenance=dict(payload["provenance"]))
+    rerun["provenance"]["commit"] = _git(doctored[0], "rev-parse", "HEAD")
+    monkeypatch.setattr(render, "load", lambda relative: rerun)
+    assert render.mark_stale(marked) == DOC
+    assert _problems(DOC, rerun) == []

@@ -182,6 +182,7 @@ def mark_stale(text):
     be rerun now; a rerun is better (the check then asks for the marker's
     removal)."""
     freshness = _sibling("results_freshness")
+    text = _drop_obsolete_bullets(text, freshness)
     pieces, last = [], 0
     for match in freshness.MARKER.finditer(text):
         relative, commit = match.group("file"), match.group("commit")
@@ -219,6 +220,33 @@ def mark_stale(text):
 
 
 _SIBLINGS = {}
+
+
+def _drop_obsolete_bullets(text, freshness):
+    """`text` without the bullets of its `OLDER_HEADING` list whose marker
+    names a commit the results file no longer holds (it was rerun), or
+    repeats a marker found earlier on the page."""
+    if OLDER_HEADING not in text:
+        return text
+    head, _, tail = text.partition(OLDER_HEADING)
+    seen = set(
+        (m.group("file"), m.group("commit"))
+        for m in freshness.MARKER.finditer(head)
+    )
+    kept = []
+    for line in tail.split("\n"):
+        match = freshness.MARKER.search(line) if line.startswith("- ") else None
+        if match:
+            key = (match.group("file"), match.group("commit"))
+            own = freshness.commits(load(key[0]))
+            if key in seen or not any(c.startswith(key[1]) for c in own):
+                continue
+            seen.add(key)
+        kept.append(line)
+    tail = "\n".join(kept)
+    if not freshness.MARKER.search(tail):
+        return head.rstrip("\n") + "\n"
+    return head + OLDER_HEADING + tail
 
 
 def _sibling(name):
