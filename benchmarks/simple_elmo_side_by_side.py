@@ -41,7 +41,7 @@ Then the outputs: simple_elmo's default call (fresh session, warm-up on
 the first batch) against keras_elmo stateful (same warm-up) and
 stateless, on every real token: max |difference| / max |simple_elmo|,
 per layer; and simple_elmo's largest padding value. Last, the peak RSS
-of each worker (`ru_maxrss`: TensorFlow, the weights, the outputs).
+of each worker (`VmHWM`: TensorFlow, the weights, the outputs).
 
 `--portable` times, in the same way and in one run, the portable
 exports of the same weights instead of keras_elmo's variants, on the

@@ -62,6 +62,20 @@ from simple_elmo import ElmoModel  # noqa: E402
 tf.get_logger().setLevel("ERROR")
 
 
+def _peak_rss_mb():
+    """This process's peak resident memory, MB: `VmHWM`, the high-water
+    mark of its own address space. (`ru_maxrss` is not it: Linux carries
+    the parent's peak across fork and exec into it.)"""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def _sentences(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -246,8 +260,7 @@ def cmd_bench(args):
             np.save(command[1], real)
             _reply({"written": command[1], "padding_max_abs": max(padding)})
         elif command[0] == "quit":
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            _reply({"peak_rss_mb": peak / 1024.0})
+            _reply({"peak_rss_mb": _peak_rss_mb()})
             return
         else:
             _reply({"error": f"unknown command {command[0]!r}"})
