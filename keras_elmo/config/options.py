@@ -240,16 +240,7 @@ def check_sizes(fields, source=None):
                 _too_big(source, key, name, value, f"an integer <= {limit}")
             )
     filters = fields.get("filters") or ()
-    if len(filters) > MAX_FILTERS:
-        raise ValueError(
-            _too_big(
-                source,
-                "char_cnn.filters",
-                "filters",
-                f"a list of {len(filters)} pairs",
-                f"at most {MAX_FILTERS} [width, num_filters] pairs",
-            )
-        )
+    _check_filter_count(filters, source)
     for i, (width, num) in enumerate(filters):
         if num > MAX_NUM_FILTERS:
             raise ValueError(
@@ -515,7 +506,12 @@ def _refuse_long_filters(options, source):
     a single entry is converted: its length alone decides."""
     cnn = options.get("char_cnn")
     filters = cnn.get("filters") if isinstance(cnn, dict) else None
-    if isinstance(filters, (list, tuple)) and len(filters) > MAX_FILTERS:
+    if isinstance(filters, (list, tuple)):
+        _check_filter_count(filters, source)
+
+
+def _check_filter_count(filters, source):
+    if len(filters) > MAX_FILTERS:
         raise ValueError(
             _too_big(
                 source,
