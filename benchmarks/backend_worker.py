@@ -27,26 +27,12 @@ from the cores it may use. `ready` reports the backend's device.
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _peak_rss_mb():
-    """This process's peak resident memory, MB: `VmHWM`, the high-water
-    mark of its own address space. (`ru_maxrss` is not it: Linux carries
-    the parent's peak across fork and exec into it.)"""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+from peak_memory import peak_rss_mb  # noqa: E402
 
 
 def _reply(payload):
@@ -146,7 +132,7 @@ def main(argv=None):
                 np.save(command[1], np.concatenate(vectors).astype("float32"))
                 _reply({"written": command[1]})
             elif command[0] == "quit":
-                _reply({"peak_rss_mb": _peak_rss_mb()})
+                _reply({"peak_rss_mb": peak_rss_mb()})
                 return 0
             else:
                 _reply({"error": f"unknown command {command[0]!r}"})

@@ -53,26 +53,13 @@ Portable exports (`--side-by-side --portable`):
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
+from peak_memory import peak_rss_mb
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _peak_rss_mb():
-    """This process's peak resident memory, MB: `VmHWM`, the high-water
-    mark of its own address space. (`ru_maxrss` is not it: Linux carries
-    the parent's peak across fork and exec into it.)"""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _reply(payload):
@@ -212,7 +199,7 @@ def serve(args, embed, load_s):
             np.save(command[1], real.astype(np.float32))
             _reply({"written": command[1]})
         elif command[0] == "quit":
-            _reply({"peak_rss_mb": _peak_rss_mb()})
+            _reply({"peak_rss_mb": peak_rss_mb()})
             return
         else:
             _reply({"error": f"unknown command {command[0]!r}"})

@@ -47,7 +47,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import sys
 import time
 
@@ -60,20 +59,16 @@ import tensorflow as tf  # noqa: E402
 from simple_elmo import ElmoModel  # noqa: E402
 
 tf.get_logger().setLevel("ERROR")
-
-
-def _peak_rss_mb():
-    """This process's peak resident memory, MB: `VmHWM`, the high-water
-    mark of its own address space. (`ru_maxrss` is not it: Linux carries
-    the parent's peak across fork and exec into it.)"""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+sys.path.insert(
+    0,
+    os.path.join(
+        os.path.dirname(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        ),
+        "benchmarks",
+    ),
+)
+from peak_memory import peak_rss_mb  # noqa: E402
 
 
 def _sentences(path):
@@ -260,7 +255,7 @@ def cmd_bench(args):
             np.save(command[1], real)
             _reply({"written": command[1], "padding_max_abs": max(padding)})
         elif command[0] == "quit":
-            _reply({"peak_rss_mb": _peak_rss_mb()})
+            _reply({"peak_rss_mb": peak_rss_mb()})
             return
         else:
             _reply({"error": f"unknown command {command[0]!r}"})
