@@ -15,11 +15,18 @@ and the flush thread often enough that the flush lands between `get()` and
 `_clear()` many times a run, as it does now and then with the 1 s period on a
 loaded machine. Exits 1 if the size-only stream lost anything; 0 otherwise
 (printing what the timer-flushed one lost).
+
+How many elements a timed run loses depends on the scheduler (sometimes
+none). `forced_interleaving` shows the same loss without luck: Beam's own
+timer thread flushes, its callback is held between `get()` and `_clear()`
+until the writing thread has written one more element, and that element is
+gone.
 """
 
 import argparse
 import logging
 import sys
+import threading
 
 from apache_beam.coders import coders
 from apache_beam.coders.coder_impl import create_InputStream
@@ -94,6 +101,51 @@ def _race(elements, period_ms):
         data_plane.SizeBasedBufferingClosableOutputStream, elements
     )
     return timed, sized
+
+
+def forced_interleaving(period_ms=1, timeout_s=30.0):
+    """`(written, received)` of Beam's timer-flushed stream when one element
+    is written while its timer thread is between `get()` and `_clear()`.
+
+    The first element is written holding the stream's flush lock, so no
+    flush sees half of it; the timer thread's flush of it is then held in
+    its callback until the second element is written (without the lock, as
+    Beam's workers write). `close` waits for the timer's flush to end. The
+    answer is `(2, 1)` every run: the second element was cleared unsent.
+    """
+    coder = coders.BytesCoder().get_impl()
+    received = []
+    holding = threading.Event()
+    written = threading.Event()
+
+    def on_flush(data):
+        received.append(data)
+        if data and not holding.is_set():
+            holding.set()
+            written.wait(timeout_s)
+
+    stream = data_plane.TimeBasedBufferingClosableOutputStream(
+        close_callback=received.append,
+        flush_callback=on_flush,
+        time_flush_threshold_ms=period_ms,
+    )
+    with stream._flush_lock:
+        coder.encode_to_stream(b"first", stream, True)
+    if not holding.wait(timeout_s):
+        stream.close()
+        raise RuntimeError(
+            f"the timer thread did not flush within {timeout_s} s"
+        )
+    coder.encode_to_stream(b"second", stream, True)
+    written.set()
+    stream.close()
+    count = 0
+    for data in received:
+        stream_in = create_InputStream(data)
+        while stream_in.size() > 0:
+            coder.decode_from_stream(stream_in, True)
+            count += 1
+    return 2, count
 
 
 if __name__ == "__main__":

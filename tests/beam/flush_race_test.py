@@ -2,10 +2,13 @@
 defaults Beam 2.77's timer-flushed output stream loses elements, and the
 size-only stream `SizeFlushedFnApiRunner` makes Beam use loses none.
 
-The race is timing-dependent, so the test asserts what the reproduction
-shows every time at its settings (1 ms period, 1 microsecond switch
-interval): at least one element lost out of 50,000 (runs here lost 8 to
-28 percent), against exactly none for the size-only stream.
+The race is timing-dependent: a timed run at the tool's settings (1 ms
+period, 1 microsecond switch interval) lost 8 to 28 percent of 50,000
+elements in most runs here and none in one CI run. So the loss is asserted
+on a forced interleaving (the timer thread's flush held between `get()` and
+`_clear()` while the writer writes), which loses the element every time,
+and the timed run is held only to what it guarantees: the size-only stream
+loses nothing and the switch interval is restored.
 """
 
 import importlib.util
@@ -26,13 +29,19 @@ def load_tool():
     return module
 
 
-def test_the_reproduction_loses_elements_at_its_defaults():
+def test_a_write_during_the_timer_flush_is_lost():
+    tool = load_tool()
+    for _ in range(3):
+        assert tool.forced_interleaving() == (2, 1)
+
+
+def test_the_timed_run_keeps_every_size_flushed_element():
     tool = load_tool()
     saved = sys.getswitchinterval()
-    timed, sized = tool.race(50_000, tool.PERIOD_MS, tool.SWITCH_INTERVAL_US)
+    timed, sized = tool.race(20_000, tool.PERIOD_MS, tool.SWITCH_INTERVAL_US)
     assert sys.getswitchinterval() == saved  # restored
-    assert sized == 50_000
-    assert timed < 50_000, "the timer-flushed stream lost nothing this time"
+    assert sized == 20_000
+    assert 0 <= timed <= 20_000
 
 
 @pytest.mark.parametrize("elements", [1, 3000])
