@@ -1,44 +1,56 @@
 """One-sentence latency: ONNX Runtime vs LiteRT vs the SavedModel, one run.
 
     python benchmarks/portable_latency.py [--preset elmo_small_en]
-        [--tokens 20] [--calls 300] [--warmup 20] [--threads 2]
-        [--portable-threads 1,2] [--int8]
+        [--tokens 20] [--calls 300] [--warmup 20] [--rounds 10]
+        [--threads 2] [--portable-threads 1,2] [--int8]
         [--json benchmarks/results/portable_latency.json]
 
 Exports `BiLM.from_preset(--preset)` into a temporary folder:
-`keras_elmo.export_saved_model` (loaded with `tf.saved_model.load`,
-called through its `tokens` signature) and `keras_elmo.export_portable`
-as ONNX and LiteRT (float32, and with `--int8` also
-`quantize="int8"`), each read by
-`keras_elmo/export/portable_runtime.py` (`PortableElmo`: char ids in
-numpy, then onnxruntime or ai-edge-litert) once per thread count of
-`--portable-threads` (TensorFlow's thread pools are fixed per process,
-so the SavedModel runs at `--threads` only).
+`keras_elmo.export_saved_model` and `keras_elmo.export_portable` as ONNX
+and LiteRT (float32, and with `--int8` also `quantize="int8"`). Each is
+then served by a process of its own, as it would be deployed
+(`simple_elmo_worker.py`): the SavedModel loaded with
+`tf.saved_model.load` and called through its `tokens` signature on
+`--threads` TensorFlow threads; each portable file, once per thread count
+of `--portable-threads`, read by `keras_elmo/export/portable_runtime.py`
+(`PortableElmo`: char ids in numpy, then onnxruntime or ai-edge-litert)
+in a process that never imports TensorFlow. In one process, TensorFlow's
+thread pools, still spinning after a SavedModel call, take the cores
+from the next runtime's call.
+
 Each call embeds one sentence of `--tokens` words, a different one each
 call (drawn, seeded, from `real_text.WORDS`, the word list of every
-inference benchmark here), string tokens in and the outputs in numpy
-out: the char-id mapping is inside the timing for all. All are called in
-turn, `--calls` times each after `--warmup` calls. Prints p50 / p90 / p99
-in ms and the SavedModel's p50 over each portable runtime's (float32 and
+inference benchmark here), string tokens in and the `elmo` output in
+numpy out: the char-id mapping is inside the timing for all. Every
+process embeds the same sentences. The processes take turns: `--rounds`
+rounds, in each of which every process, one at a time (the others wait
+on their input), times its share of the `--calls` calls, in an order that
+rotates each round, after `--warmup` untimed calls each; so a change in
+the machine's load falls on all of them alike. Prints p50 / p90 / p99 in
+ms and the SavedModel's p50 over each portable runtime's (float32 and
 int8 apart, at its fastest thread count); `--json` also writes them with
-provenance. Each call's process CPU time (`time.process_time`, all
-threads: TensorFlow's pools, a runtime's workers and their spinning) is
-recorded too: on a machine other jobs load, wall time measures the
-queue for the cores as much as the call, CPU time the work.
+provenance. Each call's process CPU time (`time.process_time` in the
+serving process, all its threads: TensorFlow's pools, a runtime's
+workers and their spinning) is recorded too: on a machine other jobs
+load, wall time measures the queue for the cores as much as the call, CPU
+time the work.
 """
 
 import argparse
+import json
 import os
 import random
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 
 from real_text import WORDS  # noqa: E402  (bench_allennlp.py's word list)
 from saved_model_latency import percentile  # noqa: E402
+from simple_elmo_side_by_side import Worker  # noqa: E402
 
 
 def percentiles(values):
@@ -55,7 +67,15 @@ def main(argv=None):
     parser.add_argument("--tokens", type=int, default=20)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="turns each serving process takes (calls split among them)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="the SavedModel's threads"
+    )
     parser.add_argument(
         "--portable-threads",
         default="1,2",
@@ -68,22 +88,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import numpy as np
-    import tensorflow as tf
 
     import keras_elmo
-    from keras_elmo.export import portable_runtime
 
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
-    except RuntimeError:
-        # TensorFlow already ran in this process (the script called from a
-        # test): its thread pools are fixed; a real run is a fresh process.
-        print("TensorFlow's thread counts were already set; left as they are")
     rng = random.Random(0)
-
-    def sentence():
-        return [rng.choice(WORDS) for _ in range(args.tokens)]
+    sentences = [
+        [rng.choice(WORDS) for _ in range(args.tokens)]
+        for _ in range(args.warmup + args.calls)
+    ]
+    rounds = max(1, min(args.rounds, args.calls))
+    shares = [
+        len(range(r, args.calls, rounds)) for r in range(rounds)
+    ]  # calls per round, in order
+    portable_threads = [int(n) for n in args.portable_threads.split(",")]
 
     with tempfile.TemporaryDirectory() as tmp:
         bilm = keras_elmo.BiLM.from_preset(args.preset)
@@ -98,61 +115,76 @@ def main(argv=None):
                     format=fmt,
                     quantize=quantize,
                 )
-        signature = tf.saved_model.load(saved).signatures["tokens"]
+        del bilm
+        listed = os.path.join(tmp, "sentences.json")
+        with open(listed, "w", encoding="utf-8") as f:
+            json.dump(sentences, f)
 
-        def call_saved_model(tokens):
-            out = signature(
-                tokens=tf.constant([tokens]),
-                sequence_len=tf.constant([len(tokens)], tf.int32),
+        script = os.path.join(HERE, "simple_elmo_worker.py")
+        env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2")
+
+        def start(mode, path, threads):
+            command = [sys.executable, script, "--mode", mode]
+            command += ["--file", path, "--sentences", listed]
+            command += ["--threads", str(threads)]
+            return command
+
+        workers = {
+            "savedmodel": Worker(
+                "savedmodel", start("savedmodel", saved, args.threads), env
             )
-            return out["elmo"].numpy()
-
-        calls = {"savedmodel": call_saved_model}
-        portable_threads = [int(n) for n in args.portable_threads.split(",")]
+        }
         for name, path in paths.items():
             for threads in portable_threads:
-                reader = portable_runtime.PortableElmo(
-                    path, num_threads=threads
+                key = f"{name}@{threads}"
+                workers[key] = Worker(
+                    key, start("portable", path, threads), env
                 )
-                calls[f"{name}@{threads}"] = lambda tokens, r=reader: r(
-                    [tokens]
-                )["elmo"]
+        try:
+            # They agree on a sentence (a broken export is not timed):
+            # float32 within 1e-5 of the largest activation, int8 within
+            # the bound tests/export/portable_test.py holds.
+            elmo = {}
+            for key, worker in workers.items():
+                out = os.path.join(tmp, key + ".npy")
+                worker.ask(f"elmo {out} 0")
+                elmo[key] = np.load(out)
+            reference = elmo["savedmodel"]
+            scale = float(np.abs(reference).max())
+            deviation = {}
+            for name in paths:
+                key = f"{name}@{portable_threads[0]}"
+                deviation[name] = float(np.abs(elmo[key] - reference).max())
+                bound = 0.075 if name.endswith("int8") else 1e-5
+                assert deviation[name] <= bound * scale, (name, deviation)
 
-        # They agree on a sentence (a broken export is not timed): float32
-        # within 1e-5 of the largest activation, int8 within the bound
-        # tests/export/portable_test.py holds (INT8_TOLERANCE).
-        probe = sentence()
-        reference = calls["savedmodel"](probe)
-        scale = float(np.abs(reference).max())
-        deviation = {}
-        for name in paths:
-            deviation[name] = float(
-                np.abs(
-                    calls[f"{name}@{portable_threads[0]}"](probe) - reference
-                ).max()
-            )
-            bound = 0.075 if name.endswith("int8") else 1e-5
-            assert deviation[name] <= bound * scale, (name, deviation[name])
-
-        for fn in calls.values():
-            for _ in range(args.warmup):
-                fn(sentence())
-        times = {name: [] for name in calls}
-        cpu = {name: [] for name in calls}
-        start_load = os.getloadavg()[0]
-        for _ in range(args.calls):
-            for name, fn in calls.items():
-                tokens = sentence()
-                start, start_cpu = time.perf_counter(), time.process_time()
-                out = fn(tokens)
-                times[name].append((time.perf_counter() - start) * 1e3)
-                cpu[name].append((time.process_time() - start_cpu) * 1e3)
-                assert out.shape[:2] == (1, args.tokens)
+            for worker in workers.values():
+                worker.ask(f"latency 0 {args.warmup}")
+            times = {name: [] for name in workers}
+            cpu = {name: [] for name in workers}
+            order = list(workers)
+            start_load = os.getloadavg()[0]
+            first = args.warmup
+            for turn, share in enumerate(shares):
+                turn_order = order[turn % len(order) :]
+                turn_order += order[: turn % len(order)]
+                for name in turn_order:
+                    answer = workers[name].ask(f"latency {first} {share}")
+                    times[name] += answer["ms"]
+                    cpu[name] += answer["cpu_ms"]
+                first += share
+            rss = {name: w.quit()["peak_rss_mb"] for name, w in workers.items()}
+        finally:
+            for worker in workers.values():
+                if worker.process.poll() is None:
+                    worker.process.kill()
+                    worker.process.wait()
     end_load = os.getloadavg()[0]
     p50 = {name: percentile(values, 50) for name, values in times.items()}
     print(
         f"{args.preset}: one sentence of {args.tokens} tokens, {args.calls} "
-        f"calls each after {args.warmup} warm-up, threads={args.threads}, "
+        f"calls each after {args.warmup} warm-up, in {rounds} rounds, one "
+        f"process each, SavedModel threads={args.threads}, "
         f"load {start_load:.1f} -> {end_load:.1f}"
     )
     for name, values in times.items():
@@ -160,7 +192,8 @@ def main(argv=None):
             f"  {name:>15}: p50 {p50[name]:6.2f} ms  "
             f"p90 {percentile(values, 90):6.2f} ms  "
             f"p99 {percentile(values, 99):6.2f} ms  "
-            f"CPU p50 {percentile(cpu[name], 50):6.2f} ms"
+            f"CPU p50 {percentile(cpu[name], 50):6.2f} ms  "
+            f"peak RSS {rss[name]:6.0f} MB"
         )
     # Each portable file at its fastest thread count in this run.
     best = {
@@ -207,6 +240,9 @@ def main(argv=None):
                 "calls": args.calls,
                 "threads": args.threads,
                 "portable_threads": portable_threads,
+                "rounds": rounds,
+                "protocol": "one serving process per runtime and thread "
+                "count, taking turns",
                 "load": [round(start_load, 2), round(end_load, 2)],
                 "elmo_deviation_over_max": {
                     name: value / scale for name, value in deviation.items()
@@ -230,6 +266,8 @@ def main(argv=None):
                 "savedmodel_cpu_p50_over": {
                     name: round(ratio, 3) for name, ratio in cpu_speedup.items()
                 },
+                # Each serving process's peak resident memory.
+                "peak_rss_mb": {name: round(v, 1) for name, v in rss.items()},
             },
         )
 

@@ -8,6 +8,8 @@
         --sentences S.json [--batch-size 64] [--threads 2]
     python benchmarks/simple_elmo_worker.py --mode export --out-dir DIR
         --options O.json --weights W.hdf5
+    python benchmarks/simple_elmo_worker.py --mode savedmodel --file DIR
+        --sentences S.json [--threads 2]
 
 Speaks the protocol of `tools/simple_elmo_ref/run_simple_elmo.py bench`
 (one JSON line per command on stdout): `{"ready": ...}` once loaded,
@@ -18,6 +20,12 @@ then for each stdin line
   order, and answers the seconds;
 - `outputs PATH`: writes the real-token vectors `[N, L + 1, 2P]` float32
   (sentences concatenated in order) to PATH (.npy);
+- `latency START COUNT`: embeds sentences START..START+COUNT-1 one at a
+  time, each a call of its own, and answers each call's milliseconds
+  (`ms`, wall) and this process's CPU milliseconds (`cpu_ms`, all its
+  threads) (`portable` and `savedmodel` modes; the `elmo` output);
+- `elmo PATH INDEX`: writes that one-sentence call's `elmo` `[1, n, 2P]`
+  to PATH (.npy);
 - `quit`: answers the peak RSS and exits.
 
 Modes, all through `keras_elmo.Embedder(bilm, batch_size=...)` (string
@@ -48,6 +56,11 @@ Portable exports (`--side-by-side --portable`):
   `--threads` intra-op threads, on each batch in file order, each
   sentence's `[L + 1, n, 2P]` cut from the outputs as `Embedder.embed`
   returns them (layer 0 `[word_emb; word_emb]`).
+
+One-sentence latency (`benchmarks/portable_latency.py`) uses `portable`
+and `savedmodel`: the SavedModel folder `--file` loaded with
+`tf.saved_model.load`, called through its `tokens` signature on
+`--threads` TensorFlow threads, answering `latency` and `elmo` only.
 """
 
 import argparse
@@ -78,12 +91,16 @@ def main(argv=None):
             "stateful",
             "portable",
             "export",
+            "savedmodel",
         ),
     )
     parser.add_argument("--options")
     parser.add_argument("--weights")
     parser.add_argument("--sentences")
-    parser.add_argument("--file", help="--mode portable: the .onnx/.tflite")
+    parser.add_argument(
+        "--file",
+        help="--mode portable: the .onnx/.tflite; savedmodel: the folder",
+    )
     parser.add_argument("--out-dir", help="--mode export: where to write")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
@@ -92,8 +109,12 @@ def main(argv=None):
         return export(args)
     if args.mode == "portable":
         start = time.perf_counter()
-        embed = portable_embed(args)
-        return serve(args, embed, time.perf_counter() - start)
+        embed, one = portable_embed(args)
+        return serve(args, embed, time.perf_counter() - start, one)
+    if args.mode == "savedmodel":
+        start = time.perf_counter()
+        one = saved_model_one(args)
+        return serve(args, None, time.perf_counter() - start, one)
 
     import tensorflow as tf
 
@@ -144,7 +165,28 @@ def portable_embed(args):
             vectors += [stacked[i, :, : len(s)] for i, s in enumerate(batch)]
         return vectors
 
-    return embed
+    def one(tokens):
+        return reader([tokens])["elmo"]
+
+    return embed, one
+
+
+def saved_model_one(args):
+    """`one(tokens)` -> `elmo` `[1, n, 2P]` through the SavedModel `--file`."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    signature = tf.saved_model.load(args.file).signatures["tokens"]
+
+    def one(tokens):
+        out = signature(
+            tokens=tf.constant([tokens]),
+            sequence_len=tf.constant([len(tokens)], tf.int32),
+        )
+        return out["elmo"].numpy()
+
+    return one
 
 
 def export(args):
@@ -169,8 +211,9 @@ def export(args):
     _reply({"exported": written})
 
 
-def serve(args, embed, load_s):
-    """Answers the commands of stdin (the module docstring) with `embed`."""
+def serve(args, embed, load_s, one=None):
+    """Answers the commands of stdin (the module docstring) with `embed`
+    (batches; None: this mode has none) and `one` (one sentence)."""
     import numpy as np
 
     with open(args.sentences, encoding="utf-8") as f:
@@ -185,7 +228,9 @@ def serve(args, embed, load_s):
         command = line.split()
         if not command:
             continue
-        if command[0] == "warm":
+        if command[0] in ("warm", "round", "outputs") and embed is None:
+            _reply({"error": f"--mode {args.mode} answers latency only"})
+        elif command[0] == "warm":
             embed(batches[:1])
             _reply({"warm": True})
         elif command[0] == "round":
@@ -197,6 +242,20 @@ def serve(args, embed, load_s):
             vectors = embed(batches)
             real = np.concatenate([np.transpose(v, (1, 0, 2)) for v in vectors])
             np.save(command[1], real.astype(np.float32))
+            _reply({"written": command[1]})
+        elif command[0] == "latency" and one is not None:
+            start, count = int(command[1]), int(command[2])
+            wall, cpu = [], []
+            for tokens in sentences[start : start + count]:
+                began, began_cpu = time.perf_counter(), time.process_time()
+                out = one(tokens)
+                wall.append((time.perf_counter() - began) * 1e3)
+                cpu.append((time.process_time() - began_cpu) * 1e3)
+                if out.shape[:2] != (1, len(tokens)):
+                    raise AssertionError(f"elmo of shape {out.shape}")
+            _reply({"ms": wall, "cpu_ms": cpu})
+        elif command[0] == "elmo" and one is not None:
+            np.save(command[1], one(sentences[int(command[2])]))
             _reply({"written": command[1]})
         elif command[0] == "quit":
             _reply({"peak_rss_mb": peak_rss_mb()})

@@ -1,5 +1,6 @@
 """benchmarks/portable_latency.py: its results file holds three runtimes'
-percentiles, their deviation and the ratios of the printed p50s."""
+percentiles, their deviation, the ratios of the printed p50s and each
+serving process's peak memory."""
 
 import json
 
@@ -32,6 +33,15 @@ def test_results_file_holds_the_three_runtimes(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert sorted(result["ms"]) == ["litert", "onnx", "savedmodel"]
     assert result["tokens"] == 5 and result["calls"] == 3
+    # One serving process per runtime and thread count, in 3 turns of 1.
+    assert result["rounds"] == 3
+    assert sorted(result["peak_rss_mb"]) == [
+        "litert@1",
+        "litert@2",
+        "onnx@1",
+        "onnx@2",
+        "savedmodel",
+    ]
     for name in ("onnx", "litert"):
         assert result["elmo_deviation_over_max"][name] <= 1e-5
         ratio = result["ms"]["savedmodel"]["p50"] / result["ms"][name]["p50"]
