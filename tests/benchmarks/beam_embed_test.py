@@ -62,6 +62,7 @@ def test_per_worker_divides_the_pairs_rate_per_process(script):
     }
 
 
+@pytest.mark.large
 def test_a_failing_command_raises_with_its_error(script, tmp_path):
     missing = str(tmp_path / "missing.txt")
     with pytest.raises(RuntimeError, match="embed-1-core failed"):

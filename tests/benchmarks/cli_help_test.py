@@ -38,6 +38,7 @@ def test_a_row_holds_the_runs_their_median_and_the_imports(script):
     assert row["tensorflow_imported"] and row["keras_imported"]
 
 
+@pytest.mark.large
 def test_the_import_check_sees_tensorflow_where_it_is_loaded(script):
     env = script.environment()
     assert "TF_CPP_MIN_LOG_LEVEL" not in env

@@ -7,6 +7,7 @@ import pytest
 from tests.benchmarks.scripts import load_benchmark
 
 
+@pytest.mark.large
 def test_rates_and_ratios_at_the_presets_shapes(tmp_path):
     results = tmp_path / "matmul.json"
     script = load_benchmark("matmul_dtypes")

@@ -100,6 +100,7 @@ sys.exit(status)
 """
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("verbose", [False, True])
 def test_tensorflow_start_up_lines_only_with_verbose(verbose):
     code = RUN_PRESETS.replace(
@@ -122,6 +123,7 @@ def test_tensorflow_start_up_lines_only_with_verbose(verbose):
         assert noisy == [], noisy
 
 
+@pytest.mark.large
 def test_a_user_setting_of_tf_cpp_min_log_level_wins():
     code = RUN_PRESETS.replace("sys.argv[1:]", repr(["presets"]))
     result = _python(code, env={"TF_CPP_MIN_LOG_LEVEL": "0"})

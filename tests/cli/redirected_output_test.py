@@ -58,6 +58,7 @@ def corpus(tmp_path):
     return str(path)
 
 
+@pytest.mark.large
 def test_embed_and_presets_redirected(corpus, tmp_path):
     status, text = run_redirected(
         ["embed", corpus, "out.hdf5", "--random-weights", "tiny"], tmp_path

@@ -101,6 +101,7 @@ def test_l2_coef_penalises_the_mixing_weights():
     np.testing.assert_allclose(sum(layer.losses), 0.1 * 6.0, rtol=1e-6)
 
 
+@pytest.mark.large
 def test_downstream_tagger_trains_saves_and_reloads(tmp_path):
     keras.utils.set_random_seed(0)
     bilm = tiny_bilm(SEED)

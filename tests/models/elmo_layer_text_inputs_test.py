@@ -78,6 +78,7 @@ def _pooled_model(layer, inputs):
     return keras.Model(inputs, pooled)
 
 
+@pytest.mark.large
 def test_functional_models_mask_padding_in_predict(layer, expected):
     """Mean over real tokens only: each model's mask reached the pooling
     layer, whatever form its input takes."""
@@ -106,6 +107,7 @@ def test_functional_models_mask_padding_in_predict(layer, expected):
     np.testing.assert_array_equal(results["sentences"], results["padded"])
 
 
+@pytest.mark.large
 def test_sentence_and_ragged_models_save_and_reload(layer, tmp_path):
     for form, inputs, data in [
         ("sentences", keras.Input((), dtype="string"), tf.constant(SENTENCES)),

@@ -35,6 +35,7 @@ def fresh(argv, env):
         (["embed", "in.txt", "out.hdf5", "--no-such-flag"], 2),
     ],
 )
+@pytest.mark.large
 def test_a_fork_gives_what_a_fresh_process_gives(
     tmp_path, monkeypatch, argv, status
 ):

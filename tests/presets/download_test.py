@@ -269,6 +269,7 @@ def _spawn(server, tiny, cache):
     )
 
 
+@pytest.mark.large
 def test_two_processes_fetching_at_once_end_with_one_good_copy(
     registered,
     server,
@@ -291,6 +292,7 @@ def test_two_processes_fetching_at_once_end_with_one_good_copy(
     }
 
 
+@pytest.mark.large
 def test_killed_download_leaves_nothing_that_is_read_later(
     registered,
     server,

@@ -40,6 +40,7 @@ def test_beam_handler_calls_the_resolver(spy, folder):
     assert spy == [folder]
 
 
+@pytest.mark.large
 def test_commands_call_the_resolver(spy, folder, tmp_path, capsys):
     text = tmp_path / "in.txt"
     text.write_text("a b c\nthe cat sat .\n", encoding="utf-8")

@@ -119,6 +119,7 @@ def _vocab_corpus(tmp_path):
     return str(path)
 
 
+@pytest.mark.large
 def test_vocab_write_faults_keep_the_old_file(tmp_path):
     corpus = _vocab_corpus(tmp_path)
     folder = tmp_path / "out"

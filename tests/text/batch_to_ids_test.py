@@ -236,6 +236,7 @@ class BatchToIdsTest(TestCase):
             else:  # still a token (not padding), with no bytes
                 self.assertEqual(row.tolist(), [BOW, EOW] + [PAD] * 48)
 
+    @pytest.mark.large
     @settings(max_examples=200, deadline=None)
     @given(sentences=sentences_strategy)
     def test_property_batch_matches_in_graph_op(self, sentences):

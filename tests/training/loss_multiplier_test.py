@@ -8,6 +8,7 @@ is the same unscaled loss either way.
 """
 
 import numpy as np
+import pytest
 
 from keras_elmo.training.trainer import Trainer
 from keras_elmo.training.training_config import TrainingConfig
@@ -39,6 +40,7 @@ def _one_step(tmp_path, vocab, name, multiplier, clip_norm):
     return moves, history[0]["loss"]
 
 
+@pytest.mark.large
 def test_the_multiplier_scales_the_unclipped_step(tmp_path, sample_vocab):
     one, loss_one = _one_step(tmp_path, sample_vocab, "m1", 1.0, 1e9)
     three, loss_three = _one_step(tmp_path, sample_vocab, "m3", 3.0, 1e9)
@@ -52,6 +54,7 @@ def test_the_multiplier_scales_the_unclipped_step(tmp_path, sample_vocab):
     assert loss_one == loss_three
 
 
+@pytest.mark.large
 def test_the_clip_sees_the_multiplied_gradient(tmp_path, sample_vocab):
     one, _ = _one_step(tmp_path, sample_vocab, "c1", 1.0, 1e-4)
     three, _ = _one_step(tmp_path, sample_vocab, "c3", 3.0, 1e-4)

@@ -72,6 +72,7 @@ def _prepare(config, force=False, verify=True):
     return checkpoints.prepare_run(config.out_dir, record, force, True, verify)
 
 
+@pytest.mark.large
 def test_the_same_run_resumes_and_a_touched_corpus_too(run):
     latest = os.path.join(run.out_dir, "checkpoints", "ckpt-2")
     assert _prepare(run) == latest
@@ -158,6 +159,7 @@ def test_another_version_is_refused(run, monkeypatch):
         _prepare(run)
 
 
+@pytest.mark.large
 def test_a_format_1_folder_is_refused_by_name_and_force_starts_over(run):
     """A run folder without `run.json`, as every keras_elmo before
     checkpoint format 2 left it: its `TrainingState` also lacked the

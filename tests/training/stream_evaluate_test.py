@@ -75,6 +75,7 @@ def test_one_line_per_part_equals_evaluate_model(
         np.testing.assert_allclose(stream[key], alone[key], rtol=1e-5)
 
 
+@pytest.mark.large
 def test_carried_states_equal_one_long_line(model_and_vocabulary, tmp_path):
     model, vocabulary = model_and_vocabulary
     first, second = LINES[0].split(), LINES[2].split()
