@@ -169,6 +169,9 @@ __all__ = [
 ]
 
 
+_PORTABLE = ("export_portable", "export_word2vec")
+
+
 def _load_api():
     """Imports the public API (and so registers it with Keras); idempotent.
 
@@ -205,8 +208,6 @@ def _import_api():
     from keras_elmo.api_export import publish_exports
     from keras_elmo.config import BiLMConfig
     from keras_elmo.embedding.embedder import Embedder
-    from keras_elmo.export.portable import export_portable
-    from keras_elmo.export.portable import export_word2vec
     from keras_elmo.export.saved_model import export_saved_model
     from keras_elmo.models.bilm import BiLM
     from keras_elmo.models.elmo_layer import ElmoLayer
@@ -219,8 +220,6 @@ def _import_api():
         BiLMConfig=BiLMConfig,
         Embedder=Embedder,
         export_saved_model=export_saved_model,
-        export_portable=export_portable,
-        export_word2vec=export_word2vec,
         BiLM=BiLM,
         BiLMLanguageModel=BiLMLanguageModel,
         ElmoLayer=ElmoLayer,
@@ -238,6 +237,12 @@ _loading = []  # non-empty while `_load_api` runs
 def __getattr__(name):
     # While the API loads, `from keras_elmo import layers` in a submodule
     # gets AttributeError here, so Python imports the submodule instead.
+    if name in _PORTABLE:
+        # Imported on first use: the package's import does not load the
+        # portable exporter, so a change there concerns its users only.
+        from keras_elmo.export import portable
+
+        return getattr(portable, name)
     if name in __all__ and not _loading:
         _loading.append(name)
         try:

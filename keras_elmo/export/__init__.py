@@ -1,9 +1,8 @@
 """SavedModel export with TF Hub `google/elmo/3` signatures; ONNX and
 LiteRT files that run without TensorFlow, and layer 0's vectors of a
-vocabulary as word2vec text (`portable`)."""
+vocabulary as word2vec text (`portable`, imported on first use: loading
+the package does not load the converters' module)."""
 
-from keras_elmo.export.portable import export_portable
-from keras_elmo.export.portable import export_word2vec
 from keras_elmo.export.saved_model import export_saved_model
 from keras_elmo.export.signatures import MAX_TOKENS
 
@@ -13,3 +12,15 @@ __all__ = [
     "export_word2vec",
     "MAX_TOKENS",
 ]
+
+_PORTABLE = ("export_portable", "export_word2vec")
+
+
+def __getattr__(name):
+    if name in _PORTABLE:
+        from keras_elmo.export import portable
+
+        return getattr(portable, name)
+    raise AttributeError(
+        f"module 'keras_elmo.export' has no attribute {name!r}"
+    )
