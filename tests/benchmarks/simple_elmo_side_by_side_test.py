@@ -142,8 +142,23 @@ def test_portable_workers(reference_weights, tmp_path):
     assert sorted(files) == sorted(script.PORTABLE)
     for name, exported in files.items():
         assert os.path.getsize(exported["path"]) == exported["bytes"]
-    # int8 weights (the tiny model's small tensors stay float: 59%).
-    assert files["litert_int8"]["bytes"] < 0.7 * files["litert"]["bytes"]
+    # int8 weights. The converter leaves tensors of up to 1,024 elements
+    # float, and the int8 LiteRT file stores each LSTM matrix per
+    # direction, so most of the tiny model's matrices stay float (76% of
+    # the float file's bytes; elmo_small_en's int8 file is 27%).
+    from ai_edge_litert.interpreter import Interpreter
+
+    tensors = Interpreter(
+        model_path=files["litert_int8"]["path"]
+    ).get_tensor_details()
+    assert any(t["dtype"] == np.int8 for t in tensors)
+    assert not any(
+        t["dtype"] == np.int8
+        for t in Interpreter(
+            model_path=files["litert"]["path"]
+        ).get_tensor_details()
+    )
+    assert files["litert_int8"]["bytes"] < 0.8 * files["litert"]["bytes"]
     sentences_path = tmp_path / "s.json"
     sentences_path.write_text(json.dumps(SENTENCES))
     bilm = keras_elmo.BiLM.from_allennlp(options, weights)
