@@ -39,6 +39,18 @@ PERIOD_MS = 1
 SWITCH_INTERVAL_US = 1.0
 
 
+def decoded_count(coder, received):
+    """How many elements `coder` decodes from the byte strings `received`
+    (each flush's or the close's buffer)."""
+    count = 0
+    for data in received:
+        stream_in = create_InputStream(data)
+        while stream_in.size() > 0:
+            coder.decode_from_stream(stream_in, True)
+            count += 1
+    return count
+
+
 def delivered(stream_class, elements, **kwargs):
     """Elements the stream's callbacks received, of `elements` written."""
     coder = coders.BytesCoder().get_impl()
@@ -53,13 +65,7 @@ def delivered(stream_class, elements, **kwargs):
         coder.encode_to_stream(payload, stream, True)
         stream.maybe_flush()
     stream.close()
-    count = 0
-    for data in received:
-        stream_in = create_InputStream(data)
-        while stream_in.size() > 0:
-            coder.decode_from_stream(stream_in, True)
-            count += 1
-    return count
+    return decoded_count(coder, received)
 
 
 def main(argv=None):
@@ -139,13 +145,7 @@ def forced_interleaving(period_ms=1, timeout_s=30.0):
     coder.encode_to_stream(b"second", stream, True)
     written.set()
     stream.close()
-    count = 0
-    for data in received:
-        stream_in = create_InputStream(data)
-        while stream_in.size() > 0:
-            coder.decode_from_stream(stream_in, True)
-            count += 1
-    return 2, count
+    return 2, decoded_count(coder, received)
 
 
 if __name__ == "__main__":
