@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
+from tests import jax_compile_cache
 from tests.fixtures.weights_digest import expected_digest
 from tests.fixtures.weights_digest import weights_digest
 from tests.xdist_plan import pytest_collection_modifyitems  # noqa: F401
@@ -106,3 +107,14 @@ def examples_on_path(monkeypatch):
     folder, put first on `sys.path` for each test. The examples tests use
     it on every test (`pytest.mark.usefixtures`)."""
     monkeypatch.syspath_prepend(EXAMPLES)
+
+
+def pytest_configure(config):
+    """One JAX compilation cache for the run's JAX subprocesses
+    (`tests/jax_compile_cache.py`); set before pytest-xdist starts its
+    workers, which inherit it."""
+    jax_compile_cache.start()
+
+
+def pytest_unconfigure(config):
+    jax_compile_cache.stop()
