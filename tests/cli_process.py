@@ -100,12 +100,14 @@ def _forkable(env):
     return env.get("KERAS_BACKEND", "tensorflow") == "tensorflow"
 
 
-def run(argv, env, timeout=600, cwd=None):
+def run(argv, env, timeout=600, cwd=None, fsize=None, drop_dac=False):
     """`python -m keras_elmo.cli.main *argv` with environment `env`, in
     folder `cwd` (default: the test's working folder); a
     `subprocess.CompletedProcess` with text stdout and stderr. Raises
     `subprocess.TimeoutExpired` after `timeout` seconds, as
-    `subprocess.run` would."""
+    `subprocess.run` would. `fsize` and `drop_dac`: the command runs
+    under `restrict(fsize, drop_dac)` (simulated storage faults,
+    tests/robustness/write_fault_helpers.py)."""
     global _zygote
     argv = [os.fspath(arg) for arg in argv]
     command = [sys.executable, "-m", "keras_elmo.cli.main", *argv]
@@ -114,7 +116,8 @@ def run(argv, env, timeout=600, cwd=None):
             if _zygote is not None:
                 _zygote.close()
             _zygote = _Zygote(env)
-        return _zygote.run(command, argv, env, timeout, cwd)
+        limits = dict(fsize=fsize, drop_dac=drop_dac)
+        return _zygote.run(command, argv, env, timeout, cwd, limits)
     return subprocess.run(
         command,
         env=env,
@@ -122,7 +125,56 @@ def run(argv, env, timeout=600, cwd=None):
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=lambda: restrict(fsize, drop_dac),
     )
+
+
+_PR_CAPBSET_DROP = 24
+_CAP_DAC_OVERRIDE = 1
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def restrict(fsize=None, drop_dac=False):
+    """In a child, before it runs the command: a write past `fsize`
+    bytes of any file fails with `EFBIG` ("File too large", as a full
+    disk fails a write part-way: `RLIMIT_FSIZE`, `SIGXFSZ` ignored);
+    `drop_dac`: the process (and anything it starts) loses root's
+    `CAP_DAC_OVERRIDE`, so permission bits hold for it. A fork without
+    `exec` keeps its effective capabilities, so they are cleared here
+    (`capset`) as well as dropped from the bounding set, which is what
+    an `exec` reads."""
+    import ctypes
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if fsize is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    if not drop_dac:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_CAPBSET_DROP, _CAP_DAC_OVERRIDE, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, "prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE)")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        ]
+
+    header = Header(_CAPABILITY_VERSION_3, 0)
+    data = (Data * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    keep = ~(1 << _CAP_DAC_OVERRIDE) & 0xFFFFFFFF
+    for field in ("effective", "permitted", "inheritable"):
+        setattr(data[0], field, getattr(data[0], field) & keep)
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
 
 
 class _Zygote:
@@ -153,9 +205,10 @@ class _Zygote:
             raise AssertionError(f"the CLI zygote did not start:\n{log}")
         atexit.register(self.close)
 
-    def run(self, command, argv, env, timeout, cwd=None):
+    def run(self, command, argv, env, timeout, cwd=None, limits=None):
         cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
         request = dict(argv=argv, env=env, cwd=cwd, timeout=timeout)
+        request.update(limits or {})
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
@@ -185,8 +238,10 @@ class _Zygote:
 
 def _child(request, stdout, stderr, conversions_path):
     """In a fork of the zygote: the command as a fresh process runs it;
-    never returns. If it succeeds, what AutoGraph converted goes to
-    `conversions_path` (`record_conversions`)."""
+    never returns. `stdout`, `stderr`: a file's path, or the write end
+    of a pipe (a descriptor) where the request limits file sizes. If it
+    succeeds, what AutoGraph converted goes to `conversions_path`
+    (`record_conversions`)."""
     code = 1
     conversions = []
     try:
@@ -196,9 +251,14 @@ def _child(request, stdout, stderr, conversions_path):
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         for fd, path in ((1, stdout), (2, stderr)):
-            out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            if isinstance(path, int):
+                out = path
+            else:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                out = os.open(path, flags, 0o600)
             os.dup2(out, fd)
             os.close(out)
+        restrict(request.get("fsize"), request.get("drop_dac", False))
         sys.stdin = open(0, closefd=False)
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
@@ -261,6 +321,53 @@ def wait_child(pid, timeout):
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def _wait_draining(pid, timeout, drains):
+    """`wait_child(pid, timeout)` for a child whose stdout and stderr are
+    pipes: `drains` holds `(read end, file path)` pairs, copied into
+    their files while the child runs and once more when it has ended
+    (what a process it started, still holding the pipe, writes later is
+    not waited for, as with output files)."""
+    deadline = time.monotonic() + timeout
+    files = {read: open(path, "wb") for read, path in drains}
+    open_ends = set(files)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                returncode = os.waitstatus_to_exitcode(status)
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                returncode = None
+                break
+            ready, _, _ = select.select(
+                list(open_ends), [], [], min(left, 0.05)
+            )
+            for read in ready:
+                data = os.read(read, 1 << 16)
+                if data:
+                    files[read].write(data)
+                else:
+                    open_ends.discard(read)
+        for read in open_ends:
+            os.set_blocking(read, False)
+            while True:
+                try:
+                    data = os.read(read, 1 << 16)
+                except BlockingIOError:
+                    break
+                if not data:
+                    break
+                files[read].write(data)
+        return returncode
+    finally:
+        for read, f in files.items():
+            f.close()
+            os.close(read)
 
 
 def record_conversions(records):
@@ -331,10 +438,25 @@ def _serve(folder):
         stdout = os.path.join(folder, f"{n}.stdout")
         stderr = os.path.join(folder, f"{n}.stderr")
         conversions = os.path.join(folder, f"{n}.conversions")
+        # A command under a file-size limit writes its output into pipes
+        # (which the limit does not cover) that this process drains.
+        pipes = [os.pipe(), os.pipe()] if request.get("fsize") else []
         pid = os.fork()
         if pid == 0:
+            if pipes:
+                for read, _ in pipes:
+                    os.close(read)
+                stdout, stderr = (write for _, write in pipes)
             _child(request, stdout, stderr, conversions)
-        returncode = wait_child(pid, request["timeout"])
+        if pipes:
+            for _, write in pipes:
+                os.close(write)
+            drains = [
+                (read, path) for (read, _), path in zip(pipes, (stdout, stderr))
+            ]
+            returncode = _wait_draining(pid, request["timeout"], drains)
+        else:
+            returncode = wait_child(pid, request["timeout"])
         for path in (stdout, stderr):
             if not os.path.exists(path):
                 open(path, "w").close()

@@ -6,75 +6,74 @@ needed.
   ("File too large"), as a full disk fails a write part-way.
 - `read_only`: directories made `chmod 555`. Root ignores permission bits
   through `CAP_DAC_OVERRIDE`; when the tests run as root the child drops
-  that capability from its bounding set before `exec`, so the directory
-  is really read-only for it (the helper checks that it is, and fails
-  loudly instead of skipping when neither works).
+  that capability (effective, permitted and bounding set: a forked child
+  and anything it executes), so the directory is really read-only for it
+  (the helper checks that it is for a fresh process and for a fork, and
+  fails loudly instead of skipping when it is not).
+
+The child is a fork of the CLI zygote (`tests.cli_process`, TensorFlow
+imported once), which applies the faults after the fork
+(`cli_process.restrict`); under a size limit its output goes through
+pipes, which the limit does not cover, as a fresh process's would.
 """
 
 import contextlib
-import ctypes
 import hashlib
 import os
-import resource
-import signal
 import stat
 import subprocess
 import sys
 
-from tests.training.training_helpers import cli_command
+from tests import cli_process
 from tests.training.training_helpers import cli_env
-
-_PR_CAPBSET_DROP = 24
-_CAP_DAC_OVERRIDE = 1
-
-
-def _drop_dac_override():
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_CAPBSET_DROP, _CAP_DAC_OVERRIDE, 0, 0, 0) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, "prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE)")
-
-
-def _preexec(fsize, drop_dac):
-    def setup():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        if fsize is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        if drop_dac:
-            _drop_dac_override()
-
-    return setup
 
 
 def run_cli_with_faults(*args, fsize=None, read_only=False, timeout=600):
-    """Runs `keras-elmo ARGS` in a child with the given faults; returns the
-    `CompletedProcess` (text stdout / stderr)."""
+    """Runs `keras-elmo ARGS` in a child with the given faults
+    (`cli_process.restrict`): a fork of the CLI zygote, as `run_cli`
+    runs a command, or a fresh process where the zygote cannot serve;
+    returns the `CompletedProcess` (text stdout / stderr)."""
     drop_dac = read_only and os.geteuid() == 0
-    return subprocess.run(
-        cli_command(*[str(a) for a in args]),
-        env=cli_env(),
-        capture_output=True,
-        text=True,
+    return cli_process.run(
+        [str(a) for a in args],
+        cli_env(),
         timeout=timeout,
-        preexec_fn=_preexec(fsize, drop_dac),
+        fsize=fsize,
+        drop_dac=drop_dac,
     )
 
 
 def check_read_only_works(directory):
     """Asserts a child really cannot write into the read-only
-    `directory` (so a test never passes by not simulating anything)."""
+    `directory`, both a fresh process and a fork (so a test never passes
+    by not simulating anything)."""
     probe = os.path.join(directory, "probe")
-    code = f"open({probe!r}, 'w')"
     drop_dac = os.geteuid() == 0
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", f"open({probe!r}, 'w')"],
         capture_output=True,
         text=True,
-        preexec_fn=_preexec(None, drop_dac),
+        preexec_fn=lambda: cli_process.restrict(None, drop_dac),
     )
     assert done.returncode != 0 and "PermissionError" in done.stderr, (
         "could not make a directory read-only for a child process "
         f"(euid {os.geteuid()}): {done.stderr}"
+    )
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            cli_process.restrict(None, drop_dac)
+            open(probe, "w").close()
+            code = 0
+        except PermissionError:
+            code = 1
+        finally:
+            os._exit(code)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    assert code == 1, (
+        "could not make a directory read-only for a forked child "
+        f"(euid {os.geteuid()}, exit {code})"
     )
     assert not os.path.exists(probe)
 
