@@ -125,7 +125,11 @@ def run(argv, env, timeout=600, cwd=None, fsize=None, drop_dac=False):
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=lambda: restrict(fsize, drop_dac),
+        preexec_fn=(
+            (lambda: restrict(fsize, drop_dac))
+            if fsize is not None or drop_dac
+            else None
+        ),
     )
 
 
